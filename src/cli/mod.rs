@@ -1,0 +1,1 @@
+//! The subcommands of the `penumbra` command, one module each.

@@ -1,0 +1,8 @@
+//! # penumbra — Direct3D 12's texture sampler on the CPU, for game tools
+//!
+//! The facade crate: it re-exports the engine ([`penumbra_core`]) and hosts the `penumbra`
+//! command-line tool.
+#![warn(missing_docs)]
+
+pub use penumbra_core as core;
+pub use penumbra_core::*;

@@ -1,0 +1,30 @@
+//! The `penumbra` command.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cli;
+
+/// Direct3D 12's texture sampler on the CPU, for game tools.
+#[derive(Parser)]
+#[command(name = "penumbra", version, about)]
+struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let result: Result<(), String> = match args.command {};
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("penumbra: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
