@@ -2,9 +2,27 @@
 //!
 //! A scalar reference implementation of D3D12 sampling that follows the project's rule book
 //! (`SPEC.md`, rules R1–R120, themselves paraphrased from the D3D11.3 Functional Spec and the
-//! D3D12 headers) rule by rule, plus `msad4` image matching.
+//! D3D12 headers) rule by rule.
 //!
+//! * [`desc`] — the D3D12 vocabulary: [`Filter`], [`AddressMode`], [`ComparisonFunc`],
+//!   [`SamplerDesc`], [`StaticSamplerDesc`], [`StaticSamplerTable`].
+//! * [`format`] — texel formats and exact conversions.
+//! * [`texture`] — textures, mip chains and views.
+//! * [`sample`] — the [`Sampler`] and every sampling operation.
 //! * [`profile`] — Tracy hooks that compile to nothing without the `tracy` feature.
 #![warn(missing_docs)]
 
+pub mod desc;
+pub mod format;
 pub mod profile;
+pub mod sample;
+pub mod texture;
+
+pub use desc::{
+    AddressMode, ComparisonFunc, DescError, Filter, FilterType, ParseEnumError, ReductionType,
+    SamplerDesc, SamplerFlags, ShaderVisibility, StaticBorderColor, StaticSamplerDesc,
+    StaticSamplerTable, TableError,
+};
+pub use format::Format;
+pub use sample::{Coord, LodMode, Offset, SampleArgs, SampleError, Sampler, SamplerOptions};
+pub use texture::{Dimension, Texture, TextureDesc, TextureError, TextureView};

@@ -1,0 +1,256 @@
+//! Coordinates to texel indices: range reduction (R24), the fixed-point texel position
+//! (R25–R27), offsets (R39) and the five address modes (R28–R32) — D3D11.3 FS 7.18.6–7.18.9.
+
+use crate::desc::AddressMode;
+
+/// R24: range reduction of a normalized coordinate before it is scaled to texels.
+#[must_use]
+#[inline]
+pub fn range_reduce(u: f32, mode: AddressMode) -> f32 {
+    match mode {
+        AddressMode::Wrap => u - u.floor(),
+        // Exact in f32: halving, truncation and the difference are exact, doubling is exact.
+        AddressMode::Mirror => 2.0 * (u / 2.0 - (u / 2.0).trunc()),
+        // Written with comparisons so that NaN passes through (it becomes 0 at R5's conversion).
+        // `f32::clamp` keeps NaN, which then becomes 0 at R5's conversion.
+        AddressMode::Clamp | AddressMode::Border | AddressMode::MirrorOnce => u.clamp(-10.0, 10.0),
+    }
+}
+
+/// R5: float → integer with NaN → 0 and saturation; Rust's `as` conversion does exactly that.
+#[inline]
+fn to_int(x: f32) -> i64 {
+    x as i64
+}
+
+/// R25/R26: the texel a point sample picks, before addressing: `floor(s)` on the f32 texel-space
+/// position `s` (never rounds up; VO12's `PointSamplingAddressesNeverRoundUp`), or with
+/// `legacy_rounding` the old 16.8 fixed-point round-to-nearest-even (`rne(s·256) >> 8`).
+#[must_use]
+#[inline]
+pub fn point_texel(s: f32, legacy_rounding: bool) -> i64 {
+    if legacy_rounding {
+        to_int((s * 256.0).round_ties_even()) >> 8
+    } else {
+        to_int(s.floor())
+    }
+}
+
+/// R27: the 8-bit fixed-point position of a linear sample: `F = rne(s·256)` for `s` already shifted
+/// by −0.5 texel (`s·256` is exact in f32).
+#[must_use]
+#[inline]
+pub fn linear_fixed(s: f32) -> i64 {
+    to_int((s * 256.0).round_ties_even())
+}
+
+/// Where a tap lands along one axis after the address mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Addressed {
+    /// A texel index in `[0, N−1]`.
+    Texel(u32),
+    /// Outside the texture in BORDER mode: the tap takes the border colour (R32).
+    Border,
+}
+
+/// R28–R32: applies an address mode to a texel index `t` of a level `n` texels wide.
+#[must_use]
+#[inline]
+pub fn address(t: i64, n: u32, mode: AddressMode) -> Addressed {
+    let n = i64::from(n);
+    if (0..n).contains(&t) {
+        return Addressed::Texel(t as u32);
+    }
+    let i = match mode {
+        AddressMode::Wrap => t.rem_euclid(n),
+        AddressMode::Mirror => {
+            let t = if t < 0 { -t - 1 } else { t };
+            let flip = (t / n) & 1 == 1;
+            let m = t % n;
+            if flip { n - 1 - m } else { m }
+        }
+        AddressMode::Clamp => t.clamp(0, n - 1),
+        AddressMode::MirrorOnce => {
+            let t = if t < 0 { -t - 1 } else { t };
+            t.clamp(0, n - 1)
+        }
+        AddressMode::Border => return Addressed::Border,
+    };
+    Addressed::Texel(i as u32)
+}
+
+/// The taps of one axis: up to two (index, weight numerator over 256) pairs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AxisTaps {
+    /// The taps; only the first `count` are used.
+    pub taps: [(Addressed, u32); 2],
+    /// 1 or 2. Weight-0 taps are dropped (R68, R94).
+    pub count: usize,
+}
+
+impl AxisTaps {
+    /// A single tap of full weight.
+    #[must_use]
+    #[inline]
+    pub const fn single(a: Addressed) -> Self {
+        AxisTaps {
+            taps: [(a, 256), (a, 0)],
+            count: 1,
+        }
+    }
+}
+
+/// How one axis of a level is filtered.
+#[derive(Clone, Copy, Debug)]
+pub struct AxisParams {
+    /// Level size along the axis.
+    pub size: u32,
+    /// Address mode of the axis.
+    pub mode: AddressMode,
+    /// Integer texel offset (R39).
+    pub offset: i64,
+    /// Coordinates are texel-space already (R18): no range reduction, no scaling.
+    pub non_normalized: bool,
+}
+
+impl AxisParams {
+    /// The texel-space position `fl(U'·N)` of a normalized coordinate (R24–R25).
+    #[inline]
+    fn scaled(&self, u: f32) -> f32 {
+        if self.non_normalized {
+            u
+        } else {
+            range_reduce(u, self.mode) * self.size as f32
+        }
+    }
+
+    /// The single tap of point filtering (R25, R26, R39).
+    #[must_use]
+    #[inline]
+    pub fn point(&self, u: f32, legacy_rounding: bool) -> AxisTaps {
+        let t = point_texel(self.scaled(u), legacy_rounding) + self.offset;
+        AxisTaps::single(address(t, self.size, self.mode))
+    }
+
+    /// The fixed-point position of linear filtering with the offset applied (R27, R39).
+    #[must_use]
+    #[inline]
+    pub fn linear_position(&self, u: f32) -> i64 {
+        linear_fixed(self.scaled(u) - 0.5) + 256 * self.offset
+    }
+
+    /// The two taps of linear filtering, the weight-0 one dropped (R27, R68).
+    #[must_use]
+    #[inline]
+    pub fn linear(&self, u: f32) -> AxisTaps {
+        let f = self.linear_position(u);
+        let t0 = f >> 8;
+        let w1 = (f & 255) as u32;
+        let a0 = address(t0, self.size, self.mode);
+        if w1 == 0 {
+            return AxisTaps::single(a0);
+        }
+        AxisTaps {
+            taps: [(a0, 256 - w1), (address(t0 + 1, self.size, self.mode), w1)],
+            count: 2,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worked_example_n4_u03_r27() {
+        let p = AxisParams {
+            size: 4,
+            mode: AddressMode::Clamp,
+            offset: 0,
+            non_normalized: false,
+        };
+        assert_eq!((0.3f32 * 4.0).to_bits(), 0x3F99_999A); // 1.2000000476837158
+        assert_eq!(p.linear_position(0.3), 179);
+        let taps = p.linear(0.3);
+        assert_eq!(taps.count, 2);
+        assert_eq!(taps.taps[0], (Addressed::Texel(0), 77));
+        assert_eq!(taps.taps[1], (Addressed::Texel(1), 179));
+    }
+
+    #[test]
+    fn mirror_sequence_r29() {
+        let got: Vec<u32> = (-5..=8)
+            .map(|t| match address(t, 4, AddressMode::Mirror) {
+                Addressed::Texel(i) => i,
+                Addressed::Border => 99,
+            })
+            .collect();
+        assert_eq!(got, [3, 3, 2, 1, 0, 0, 1, 2, 3, 3, 2, 1, 0, 0]);
+    }
+
+    #[test]
+    fn mirror_once_sequence_r31() {
+        let got: Vec<u32> = (-5..=8)
+            .map(|t| match address(t, 4, AddressMode::MirrorOnce) {
+                Addressed::Texel(i) => i,
+                Addressed::Border => 99,
+            })
+            .collect();
+        assert_eq!(got, [3, 3, 2, 1, 0, 0, 1, 2, 3, 3, 3, 3, 3, 3]);
+    }
+
+    #[test]
+    fn wrap_clamp_border_r28_r30_r32() {
+        assert_eq!(address(-1, 4, AddressMode::Wrap), Addressed::Texel(3));
+        assert_eq!(address(9, 4, AddressMode::Wrap), Addressed::Texel(1));
+        assert_eq!(address(-7, 4, AddressMode::Clamp), Addressed::Texel(0));
+        assert_eq!(address(7, 4, AddressMode::Clamp), Addressed::Texel(3));
+        assert_eq!(address(4, 4, AddressMode::Border), Addressed::Border);
+        assert_eq!(address(3, 4, AddressMode::Border), Addressed::Texel(3));
+    }
+
+    #[test]
+    fn range_reduction_r24() {
+        assert_eq!(range_reduce(1.25, AddressMode::Wrap), 0.25);
+        assert_eq!(range_reduce(-0.25, AddressMode::Wrap), 0.75);
+        assert_eq!(range_reduce(-3.5, AddressMode::Mirror), -1.5);
+        assert_eq!(range_reduce(1e30, AddressMode::Clamp), 10.0);
+        assert_eq!(range_reduce(-1e30, AddressMode::MirrorOnce), -10.0);
+        assert!(range_reduce(f32::NAN, AddressMode::Border).is_nan());
+    }
+
+    #[test]
+    fn nan_coordinate_lands_on_texel_zero_r110() {
+        let p = AxisParams {
+            size: 8,
+            mode: AddressMode::Clamp,
+            offset: 0,
+            non_normalized: false,
+        };
+        assert_eq!(
+            p.point(f32::NAN, false),
+            AxisTaps::single(Addressed::Texel(0))
+        );
+        assert_eq!(p.linear_position(f32::NAN), 0);
+    }
+
+    #[test]
+    fn point_never_rounds_up_r26() {
+        let just_below = 1.0f32.next_down(); // s = 0.99999994 in a 1-texel-per-unit level
+        assert_eq!(point_texel(just_below, false), 0);
+        assert_eq!(point_texel(just_below, true), 1);
+    }
+
+    #[test]
+    fn offsets_move_taps_in_texels_r39() {
+        let p = AxisParams {
+            size: 4,
+            mode: AddressMode::Border,
+            offset: -1,
+            non_normalized: false,
+        };
+        assert_eq!(p.point(0.1, false), AxisTaps::single(Addressed::Border));
+        let p = AxisParams { offset: 2, ..p };
+        assert_eq!(p.point(0.1, false), AxisTaps::single(Addressed::Texel(2)));
+    }
+}
