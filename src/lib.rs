@@ -6,3 +6,5 @@
 
 pub use penumbra_core as core;
 pub use penumbra_core::*;
+
+pub mod cases;

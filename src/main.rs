@@ -15,11 +15,16 @@ struct Args {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// Evaluate D3D12 sampling cases from a JSON case file.
+    Sample(cli::sample::SampleArgs),
+}
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let result: Result<(), String> = match args.command {};
+    let result = match &args.command {
+        Command::Sample(a) => cli::sample::run(a),
+    };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {

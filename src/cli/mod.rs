@@ -1,1 +1,3 @@
 //! The subcommands of the `penumbra` command, one module each.
+
+pub mod sample;

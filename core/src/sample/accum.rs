@@ -1,9 +1,12 @@
-//! The canonical weighted sum of SPEC R70 / §3.2: `Σ value·weight` computed exactly, rounded once
+//! The canonical weighted sum of SPEC R70 / §3.2: the f64 products `value·weight` (exact for the
+//! dyadic weights of point/linear/mip filtering), summed to the correctly rounded f64 sum, rounded
 //! to f32, clamped to the weighted taps' range, denormals flushed.
 //!
-//! Products and sums are kept error-free as a Shewchuk expansion (two-product + two-sum), so the
-//! result does not depend on tap order or on how far apart the texel exponents are — a plain f64
-//! sum is not enough there (SPEC §3.2).
+//! The sum is kept error-free as a Shewchuk expansion (two-sum), so the result does not depend on
+//! tap order or on how far apart the texel exponents are — a plain sequential f64 sum is not
+//! enough there (SPEC §3.2). The f64 rounding step is the one the independent reference model
+//! takes as well (its results are the correctly rounded f64 sum, then f32), which only matters
+//! for the non-dyadic weights of cube corners (R103) and anisotropic probes (R72).
 
 use crate::format::flush_denormal;
 
@@ -23,12 +26,6 @@ fn two_sum(a: f64, b: f64) -> (f64, f64) {
     let bb = s - a;
     let err = (a - (s - bb)) + (b - bb);
     (s, err)
-}
-
-#[inline]
-fn two_product(a: f64, b: f64) -> (f64, f64) {
-    let p = a * b;
-    (p, a.mul_add(b, -p))
 }
 
 impl Expansion {
@@ -60,14 +57,6 @@ impl Expansion {
         self.len = n.min(MAX_COMPONENTS);
     }
 
-    /// Adds `a·b` exactly.
-    #[inline]
-    pub(crate) fn add_product(&mut self, a: f64, b: f64) {
-        let (p, e) = two_product(a, b);
-        self.add(e);
-        self.add(p);
-    }
-
     /// The sign of the exact sum: −1, 0 or 1 (the sign of its largest non-zero component).
     #[inline]
     fn sign(&self) -> i32 {
@@ -83,36 +72,44 @@ impl Expansion {
         0
     }
 
-    /// The sign of `self − m`, exactly.
-    fn cmp_with(&self, m: f64) -> i32 {
+    /// The sign of `self − (a + b)`, exactly.
+    fn cmp_with2(&self, a: f64, b: f64) -> i32 {
         let mut e = *self;
-        e.add(-m);
+        e.add(-a);
+        e.add(-b);
         e.sign()
     }
 
-    /// The exact sum rounded once to f32 (round to nearest, ties to even).
-    pub(crate) fn round_to_f32(&self) -> f32 {
+    /// The exact sum rounded once to f64 (round to nearest, ties to even), like `math.fsum`.
+    pub(crate) fn round_to_f64(&self) -> f64 {
         // Summed from +0 (an empty `Iterator::sum` of floats starts at −0).
-        let approx = self.parts[..self.len].iter().fold(0.0f64, |a, &p| a + p);
-        let r = approx as f32;
+        let r = self.parts[..self.len].iter().fold(0.0f64, |a, &p| a + p);
         if !r.is_finite() {
             return r;
         }
         let up = r.next_up();
         let down = r.next_down();
-        let hi_mid = (f64::from(r) + f64::from(up)) * 0.5;
-        let lo_mid = (f64::from(r) + f64::from(down)) * 0.5;
-        let even = |a: f32, b: f32| if a.to_bits() & 1 == 0 { a } else { b };
-        match self.cmp_with(hi_mid) {
+        // Half the gap to each neighbour is exact (a power of two), so r ± half is an exact
+        // two-term midpoint.
+        let half_up = (up - r) * 0.5;
+        let half_down = (r - down) * 0.5;
+        let even = |a: f64, b: f64| if a.to_bits() & 1 == 0 { a } else { b };
+        match self.cmp_with2(r, half_up) {
             1 => return up,
             0 => return even(r, up),
             _ => {}
         }
-        match self.cmp_with(lo_mid) {
+        match self.cmp_with2(r, -half_down) {
             -1 => down,
             0 => even(r, down),
             _ => r,
         }
+    }
+
+    /// The sum as R70 rounds it: correctly rounded to f64, then to f32.
+    #[inline]
+    pub(crate) fn round_to_f32(&self) -> f32 {
+        self.round_to_f64() as f32
     }
 }
 
@@ -162,7 +159,7 @@ impl WeightedSum {
         }
         self.min = self.min.min(value);
         self.max = self.max.max(value);
-        self.sum.add_product(f64::from(value), weight);
+        self.sum.add(f64::from(value) * weight);
     }
 
     /// The result: rounded once, clamped to the taps' range (so R69 holds exactly), flushed (R6).
@@ -208,21 +205,30 @@ mod tests {
     }
 
     #[test]
-    fn widely_spread_exponents_round_once_r70() {
-        // 1 + 2^-24 is a tie between 1 and 1 + 2^-23 in f32; a tiny extra term decides it upward.
-        let t = [
-            (1.0f32, 0.5),
-            (1.0, 0.5),
-            (2f32.powi(-24), 1.0),
-            (2f32.powi(-100), 1.0),
-        ];
-        let mut e = Expansion::ZERO;
-        for (v, w) in t {
-            e.add_product(f64::from(v), w);
+    fn widely_spread_exponents_sum_exactly_r70() {
+        // 1 + 2^-60 + 2^-60 - 1: a sequential f64 sum loses both small terms, the exact sum keeps
+        // them, in any order.
+        for order in [
+            [2f64.powi(-60), 1.0, 2f64.powi(-60), -1.0],
+            [1.0, -1.0, 2f64.powi(-60), 2f64.powi(-60)],
+        ] {
+            let mut e = Expansion::ZERO;
+            for v in order {
+                e.add(v);
+            }
+            assert_eq!(e.round_to_f64(), 2f64.powi(-59));
         }
-        assert_eq!(e.round_to_f32(), 1.0 + 2f32.powi(-23));
-        // Without it the tie goes to even (1.0).
-        assert_eq!(exact_round(&t[..3]), 1.0);
+    }
+
+    #[test]
+    fn f64_rounding_is_correct_at_ties() {
+        // 1 + 2^-53 is a tie in f64: to even (1.0); a tiny extra term pushes it up.
+        let mut e = Expansion::ZERO;
+        e.add(1.0);
+        e.add(2f64.powi(-53));
+        assert_eq!(e.round_to_f64(), 1.0);
+        e.add(2f64.powi(-200));
+        assert_eq!(e.round_to_f64(), 1.0 + 2f64.powi(-52));
     }
 
     #[test]

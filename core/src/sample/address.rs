@@ -2,6 +2,7 @@
 //! (R25–R27), offsets (R39) and the five address modes (R28–R32) — D3D11.3 FS 7.18.6–7.18.9.
 
 use crate::desc::AddressMode;
+use crate::format::flush_denormal;
 
 /// R24: range reduction of a normalized coordinate before it is scaled to texels.
 #[must_use]
@@ -9,8 +10,11 @@ use crate::desc::AddressMode;
 pub fn range_reduce(u: f32, mode: AddressMode) -> f32 {
     match mode {
         AddressMode::Wrap => u - u.floor(),
-        // Exact in f32: halving, truncation and the difference are exact, doubling is exact.
-        AddressMode::Mirror => 2.0 * (u / 2.0 - (u / 2.0).trunc()),
+        // Exact in f32 (halving, truncation, the difference, doubling); a denormal half flushes (§1.4).
+        AddressMode::Mirror => {
+            let half = flush_denormal(u / 2.0);
+            2.0 * (half - half.trunc())
+        }
         // Written with comparisons so that NaN passes through (it becomes 0 at R5's conversion).
         // `f32::clamp` keeps NaN, which then becomes 0 at R5's conversion.
         AddressMode::Clamp | AddressMode::Border | AddressMode::MirrorOnce => u.clamp(-10.0, 10.0),

@@ -30,7 +30,7 @@ use lod::{LodClamps, MipLevels};
 use crate::desc::{
     AddressMode, DescError, Filter, FilterType, ReductionType, SamplerDesc, SamplerFlags,
 };
-use crate::format::{CompareRef, Format};
+use crate::format::{CompareRef, Format, flush_denormal};
 use crate::texture::{Dimension, Texture};
 
 /// A sample coordinate: up to four components, used per dimension as SPEC §1.2 / the case format
@@ -52,6 +52,15 @@ macro_rules! coord_from {
     )*};
 }
 coord_from!(1, 2, 3, 4);
+
+impl Coord {
+    /// §1.4: f32 denormal inputs of arithmetic flush to zero of the same sign (R6).
+    #[must_use]
+    #[inline]
+    pub fn flushed(self) -> Coord {
+        Coord(self.0.map(flush_denormal))
+    }
+}
 
 impl From<f32> for Coord {
     #[inline]
@@ -189,6 +198,30 @@ pub struct SampleArgs {
     pub offset: Offset,
     /// Per-sample LOD clamp (HLSL `Clamp`, R58), if any.
     pub clamp: Option<f32>,
+}
+
+impl SampleArgs {
+    /// The arguments with every f32 denormal flushed to a signed zero (§1.4, R6): coordinates,
+    /// explicit LOD, derivatives, bias and clamp are all inputs of f32 arithmetic.
+    #[must_use]
+    #[inline]
+    pub fn flushed(&self) -> SampleArgs {
+        let lod = match self.lod {
+            LodMode::Zero => LodMode::Zero,
+            LodMode::Level(l) => LodMode::Level(flush_denormal(l)),
+            LodMode::Grad { ddx, ddy, bias } => LodMode::Grad {
+                ddx: ddx.map(flush_denormal),
+                ddy: ddy.map(flush_denormal),
+                bias: flush_denormal(bias),
+            },
+        };
+        SampleArgs {
+            coord: self.coord.flushed(),
+            lod,
+            offset: self.offset,
+            clamp: self.clamp.map(flush_denormal),
+        }
+    }
 }
 
 /// What an operation does with the taps.
@@ -446,6 +479,7 @@ impl Sampler {
     }
 
     fn run(&self, tex: &Texture, args: &SampleArgs, op: Op) -> Result<[f32; 4], SampleError> {
+        let args = &args.flushed();
         self.check_non_normalized(tex)?;
         let offset = self.check_offset(tex, args.offset)?;
         let src = Self::source(tex, &args.coord);
@@ -775,6 +809,7 @@ impl Sampler {
         reference: Option<f32>,
         component: usize,
     ) -> Result<[f32; 4], SampleError> {
+        let coord = coord.flushed();
         let dim = tex.dimension();
         if !matches!(
             dim,
