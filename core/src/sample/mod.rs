@@ -21,6 +21,7 @@ pub mod address;
 pub mod combine;
 mod cube;
 pub mod lod;
+pub mod quad;
 
 use address::{Addressed, AxisParams, AxisTaps};
 use combine::{Border, Combiner, Reduce};
