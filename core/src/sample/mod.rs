@@ -116,6 +116,28 @@ impl From<()> for Offset {
     }
 }
 
+/// The cube face a direction selects (R98: the largest component, ties Z, then Y, then X; 0..6 in
+/// the order +X, −X, +Y, −Y, +Z, −Z), or `None` for a zero or NaN direction.
+#[must_use]
+pub fn cube_face(direction: [f32; 3]) -> Option<u32> {
+    cube::select_face(direction)
+}
+
+/// The world axes along which a cube face's texel x grows (`right`, +sc of R99) and its texel y
+/// shrinks (`up`, −tc of R99).
+#[must_use]
+pub fn cube_face_axes(face: u32) -> (glam::Vec3, glam::Vec3) {
+    use glam::Vec3;
+    match face {
+        0 => (Vec3::NEG_Z, Vec3::Y),
+        1 => (Vec3::Z, Vec3::Y),
+        2 => (Vec3::X, Vec3::NEG_Z),
+        3 => (Vec3::X, Vec3::Z),
+        4 => (Vec3::X, Vec3::Y),
+        _ => (Vec3::NEG_X, Vec3::Y),
+    }
+}
+
 /// Behaviour switches for what D3D leaves open or outside its rules.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SamplerOptions {

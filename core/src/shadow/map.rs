@@ -1,0 +1,276 @@
+//! Shadow maps and the queries on them: lit fraction with PCF kernels, exposure, line of sight.
+
+use glam::{Mat4, Vec3};
+
+use super::light::Light;
+use crate::desc::StaticSamplerDesc;
+use crate::format::Format;
+use crate::raster::DepthTarget;
+use crate::sample::{Coord, LodMode, Offset, SampleArgs, Sampler};
+use crate::texture::{Dimension, Texture, TextureDesc};
+
+/// How many comparison taps a lit-fraction query takes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum PcfKernel {
+    /// One hardware bilinear PCF tap (`sample_c_lz`): a 2×2 texel footprint.
+    #[default]
+    Hardware2x2,
+    /// 2×2 bilinear taps half a texel apart, averaged: a 3×3 texel tent filter.
+    Pcf3x3,
+    /// 4×4 bilinear taps one texel apart, averaged: a 5×5 texel tent filter.
+    Pcf5x5,
+}
+
+impl PcfKernel {
+    /// The tap offsets in texels (relative to the sample position).
+    #[must_use]
+    pub fn offsets(self) -> &'static [[f32; 2]] {
+        const K1: [[f32; 2]; 1] = [[0.0, 0.0]];
+        const K3: [[f32; 2]; 4] = [[-0.5, -0.5], [0.5, -0.5], [-0.5, 0.5], [0.5, 0.5]];
+        const K5: [[f32; 2]; 16] = {
+            let o = [-1.5, -0.5, 0.5, 1.5];
+            let mut k = [[0.0; 2]; 16];
+            let mut i = 0;
+            while i < 16 {
+                k[i] = [o[i % 4], o[i / 4]];
+                i += 1;
+            }
+            k
+        };
+        match self {
+            PcfKernel::Hardware2x2 => &K1,
+            PcfKernel::Pcf3x3 => &K3,
+            PcfKernel::Pcf5x5 => &K5,
+        }
+    }
+
+    /// The kernel's name as settings files write it: `2x2`, `3x3`, `5x5`.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            PcfKernel::Hardware2x2 => "2x2",
+            PcfKernel::Pcf3x3 => "3x3",
+            PcfKernel::Pcf5x5 => "5x5",
+        }
+    }
+}
+
+impl std::str::FromStr for PcfKernel {
+    type Err = ShadowError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "2x2" | "hardware" | "Hardware2x2" => Ok(PcfKernel::Hardware2x2),
+            "3x3" | "Pcf3x3" => Ok(PcfKernel::Pcf3x3),
+            "5x5" | "Pcf5x5" => Ok(PcfKernel::Pcf5x5),
+            other => Err(ShadowError::Kernel(other.to_string())),
+        }
+    }
+}
+
+/// Errors of building lights and shadow maps.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ShadowError {
+    /// The map size is out of range.
+    #[error("shadow-map resolution {0} is outside 1..=16384")]
+    Resolution(u32),
+    /// The map format is not a depth format penumbra renders.
+    #[error("shadow maps are D32_FLOAT or D16_UNORM, not {0}")]
+    Format(Format),
+    /// A light's placement is not finite or degenerate.
+    #[error("invalid light (non-finite position/direction, zero direction, non-positive range or angle): {0}")]
+    Light(String),
+    /// A directional light has nothing to fit its map to.
+    #[error("the scene has no occluders to fit a directional shadow map to; give the light explicit bounds")]
+    EmptyScene,
+    /// The static sampler is invalid.
+    #[error("shadow sampler: {0}")]
+    Sampler(String),
+    /// The rasterizer refused the target.
+    #[error("rasterizer: {0}")]
+    Raster(String),
+    /// An unknown PCF kernel name.
+    #[error("unknown PCF kernel `{0}`: expected 2x2, 3x3 or 5x5")]
+    Kernel(String),
+}
+
+/// How the slices of a map are laid out.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum MapLayout {
+    /// One 2D map.
+    Single,
+    /// Six faces of a cube around a point light.
+    Cube { position: Vec3 },
+    /// Cascades around a centre.
+    Cascades { center: Vec3, radii: Vec<f32> },
+}
+
+/// A rendered shadow map: depth texture, matrices, and the sampler it is read with.
+#[derive(Clone, Debug)]
+pub struct ShadowMap {
+    texture: Texture,
+    view_proj: Vec<Mat4>,
+    layout: MapLayout,
+    sampler_desc: StaticSamplerDesc,
+    sampler: Sampler,
+    bias: super::ShadowBias,
+    kernel: PcfKernel,
+    resolution: u32,
+    /// World size of one texel at view depth 1 (perspective) or anywhere (orthographic), per slice.
+    texel_size: Vec<f32>,
+    perspective: bool,
+}
+
+/// The world-space size of one texel of a map with this view-projection: orthographic maps
+/// everywhere, perspective maps at view depth 1 (multiply by the depth). The first row of the
+/// matrix is the projection's x scale times the view's right axis, so its length gives the
+/// world width the map covers.
+fn texel_size(vp: &Mat4, resolution: u32) -> f32 {
+    let row0 = vp.row(0).truncate().length();
+    if row0 > 0.0 { 2.0 / (resolution as f32 * row0) } else { 0.0 }
+}
+
+impl ShadowMap {
+    pub(crate) fn from_targets(light: &Light, targets: Vec<DepthTarget>, view_proj: Vec<Mat4>, layout: MapLayout) -> Result<ShadowMap, ShadowError> {
+        let sampler = Sampler::new(light.sampler.to_sampler_desc()).map_err(|e| ShadowError::Sampler(e.to_string()))?;
+        if !light.sampler.filter.is_comparison() {
+            return Err(ShadowError::Sampler(format!("Filter {} is not a COMPARISON filter (SPEC R17)", light.sampler.filter)));
+        }
+        let n = light.resolution;
+        let (dimension, slices) = match layout {
+            MapLayout::Single => (Dimension::Texture2D, 1),
+            MapLayout::Cube { .. } => (Dimension::TextureCube, 6),
+            MapLayout::Cascades { ref radii, .. } => (Dimension::Texture2DArray, radii.len() as u32),
+        };
+        let textures: Vec<Texture> = targets.iter().map(DepthTarget::to_texture).collect();
+        let subs: Vec<&[u8]> = textures.iter().map(|t| t.subresource(0, 0)).collect();
+        let texture = Texture::from_subresources(TextureDesc::new(dimension, light.format, [n, n, 1], slices), &subs)
+            .map_err(|e| ShadowError::Raster(e.to_string()))?;
+        let perspective = !matches!(layout, MapLayout::Single | MapLayout::Cascades { .. }) || matches!(light.kind, super::LightKind::Spot { .. });
+        let texel_size = view_proj.iter().map(|vp| texel_size(vp, n)).collect();
+        Ok(ShadowMap { texture, view_proj, layout, sampler_desc: light.sampler, sampler, bias: light.bias, kernel: light.kernel, resolution: n, texel_size, perspective })
+    }
+
+    /// The depth texture (2D, cube, or 2D array for cascades).
+    #[must_use]
+    pub fn texture(&self) -> &Texture {
+        &self.texture
+    }
+
+    /// The view-projection matrix of each slice (cube faces in D3D order +X, −X, +Y, −Y, +Z, −Z).
+    #[must_use]
+    pub fn view_proj(&self) -> &[Mat4] {
+        &self.view_proj
+    }
+
+    /// The static sampler description the map is read with.
+    #[must_use]
+    pub fn sampler_desc(&self) -> &StaticSamplerDesc {
+        &self.sampler_desc
+    }
+
+    /// The sampler built from it.
+    #[must_use]
+    pub fn sampler(&self) -> &Sampler {
+        &self.sampler
+    }
+
+    /// Map size in texels.
+    #[must_use]
+    pub fn resolution(&self) -> u32 {
+        self.resolution
+    }
+
+    /// The light's default kernel.
+    #[must_use]
+    pub fn kernel(&self) -> PcfKernel {
+        self.kernel
+    }
+
+    /// Which slice a point falls in (cube face by R98 for point lights, the first cascade that
+    /// contains it for cascades).
+    fn slice_for(&self, p: Vec3) -> Option<usize> {
+        match &self.layout {
+            MapLayout::Single => Some(0),
+            MapLayout::Cube { position } => {
+                let d = p - *position;
+                crate::sample::cube_face([d.x, d.y, d.z]).map(|f| f as usize)
+            }
+            MapLayout::Cascades { center, radii } => radii.iter().position(|&r| {
+                let d = (p - *center).abs();
+                d.x <= r * 0.98 && d.y <= r * 0.98 && d.z <= r * 0.98
+            }),
+        }
+    }
+
+    /// Projects a world point into slice `slice`: (u, v, depth), or `None` behind the light.
+    #[must_use]
+    pub fn project(&self, slice: usize, p: Vec3) -> Option<[f32; 3]> {
+        let clip = *self.view_proj.get(slice)? * p.extend(1.0);
+        if !(clip.w > 0.0) {
+            return None;
+        }
+        let ndc = clip.truncate() / clip.w;
+        Some([0.5 * ndc.x + 0.5, 0.5 - 0.5 * ndc.y, ndc.z])
+    }
+
+    /// How lit `point` is by this map's light, in [0, 1]: 1 in the open, 0 in full shadow,
+    /// fractions at PCF-softened edges. `normal` (the receiver's surface normal, if any) enables
+    /// normal-offset bias. Points outside the map's depth range, behind the light, or outside
+    /// every cascade are unshadowed (1); points outside the map's uv range take the sampler's
+    /// border (OPAQUE_WHITE: lit).
+    #[must_use]
+    pub fn lit_fraction(&self, point: Vec3, normal: Option<Vec3>, kernel: PcfKernel) -> f32 {
+        crate::zone!("penumbra::shadow::lit_fraction");
+        if !point.is_finite() {
+            return 1.0;
+        }
+        let Some(slice) = self.slice_for(point) else { return 1.0 };
+        let mut p = point;
+        if let Some(n) = normal.filter(|n| n.is_finite() && n.length_squared() > 0.0) {
+            // Normal-offset bias: a number of texels, measured at the receiver's depth for
+            // perspective maps (clip w is the view depth).
+            let depth = if self.perspective { (self.view_proj[slice] * point.extend(1.0)).w.max(0.0) } else { 1.0 };
+            p += n.normalize() * (self.bias.normal_offset * self.texel_size[slice] * depth);
+        }
+        let Some([u, v, z]) = self.project(slice, p) else { return 1.0 };
+        if !(0.0..=1.0).contains(&z) {
+            return 1.0;
+        }
+        let reference = z - self.bias.receiver;
+        let offsets = kernel.offsets();
+        let texel = 1.0 / self.resolution as f32;
+        let mut sum = 0.0f32;
+        for o in offsets {
+            let coord = match &self.layout {
+                MapLayout::Cube { position } => {
+                    // Move the direction within the face plane by the texel offset (seamless R100).
+                    let d = p - *position;
+                    let face = slice as u32;
+                    let (right, up) = crate::sample::cube_face_axes(face);
+                    let m = d.abs().max_element();
+                    let dd = d + (right * o[0] - up * o[1]) * (2.0 * texel * m);
+                    Coord([dd.x, dd.y, dd.z, 0.0])
+                }
+                _ => Coord([u + o[0] * texel, v + o[1] * texel, slice as f32, 0.0]),
+            };
+            let args = SampleArgs { coord, lod: LodMode::Zero, offset: Offset::default(), clamp: None };
+            sum += self.sampler.sample_cmp(Some(&self.texture), &args, reference).unwrap_or(1.0);
+        }
+        sum / offsets.len() as f32
+    }
+}
+
+/// Sum over lights of intensity × falloff × cone × lit fraction at `point` — how exposed a point
+/// (the player) is to all the lights of a level.
+#[must_use]
+pub fn exposure(lights: &[(Light, ShadowMap)], point: Vec3, normal: Option<Vec3>) -> f32 {
+    crate::zone!("penumbra::shadow::exposure");
+    lights
+        .iter()
+        .map(|(light, map)| {
+            let unshadowed = light.unshadowed(point);
+            if unshadowed == 0.0 { 0.0 } else { unshadowed * map.lit_fraction(point, normal, light.kernel) }
+        })
+        .sum()
+}
