@@ -15,7 +15,9 @@
 pub mod desc;
 pub mod format;
 pub mod profile;
+pub mod raster;
 pub mod sample;
+pub mod shadow;
 pub mod texture;
 
 pub use desc::{

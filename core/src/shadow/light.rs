@@ -1,12 +1,11 @@
 //! Lights: kinds, falloff, shadow-map settings, and rendering their shadow maps.
 
+use glam::camera::lh::{proj::directx as proj, view};
 use glam::{Mat4, Vec3};
 
 use super::map::{MapLayout, PcfKernel, ShadowError, ShadowMap};
 use super::{Aabb, Scene};
-use crate::desc::{
-    AddressMode, ComparisonFunc, Filter, StaticBorderColor, StaticSamplerDesc,
-};
+use crate::desc::{AddressMode, ComparisonFunc, Filter, StaticBorderColor, StaticSamplerDesc};
 use crate::format::Format;
 use crate::raster::{CullMode, DepthBias, DepthTarget, RasterState};
 
@@ -60,7 +59,8 @@ pub struct ShadowBias {
     /// D3D12 rasterizer depth bias (DepthBias, SlopeScaledDepthBias, DepthBiasClamp) used when
     /// rendering the map.
     pub raster: DepthBias,
-    /// Subtracted from the receiver's depth before comparing (in the map's [0, 1] depth).
+    /// Moves the receiver this far towards the light before comparing, in world units (a
+    /// receiver-plane bias that means the same distance in orthographic and perspective maps).
     pub receiver: f32,
     /// Moves the receiver along its normal by this many shadow-map texels (normal-offset bias).
     pub normal_offset: f32,
@@ -69,8 +69,12 @@ pub struct ShadowBias {
 impl Default for ShadowBias {
     fn default() -> Self {
         ShadowBias {
-            raster: DepthBias { depth_bias: 0, slope_scaled_depth_bias: 1.0, depth_bias_clamp: 0.0 },
-            receiver: 0.0005,
+            raster: DepthBias {
+                depth_bias: 0,
+                slope_scaled_depth_bias: 1.0,
+                depth_bias_clamp: 0.0,
+            },
+            receiver: 0.02,
             normal_offset: 1.5,
         }
     }
@@ -112,14 +116,22 @@ pub fn default_shadow_sampler() -> StaticSamplerDesc {
 }
 
 fn any_perpendicular(d: Vec3) -> Vec3 {
-    if d.x.abs() < 0.9 { Vec3::X.cross(d).normalize() } else { Vec3::Y.cross(d).normalize() }
+    if d.x.abs() < 0.9 {
+        Vec3::X.cross(d).normalize()
+    } else {
+        Vec3::Y.cross(d).normalize()
+    }
 }
 
 /// A left-handed view matrix looking along `forward` with the given `up` hint.
 pub(crate) fn look_to_lh(eye: Vec3, forward: Vec3, up_hint: Vec3) -> Mat4 {
     let f = forward.normalize();
-    let up = if up_hint.cross(f).length_squared() < 1e-12 { any_perpendicular(f) } else { up_hint };
-    Mat4::look_to_lh(eye, f, up)
+    let up = if up_hint.cross(f).length_squared() < 1e-12 {
+        any_perpendicular(f)
+    } else {
+        up_hint
+    };
+    view::look_to_mat4(eye, f, up)
 }
 
 impl Light {
@@ -138,14 +150,27 @@ impl Light {
     /// A directional light (the sun) whose map fits the scene.
     #[must_use]
     pub fn directional(direction: Vec3, intensity: f32) -> Light {
-        Light::new(LightKind::Directional { direction, bounds: None }, intensity, 2048)
+        Light::new(
+            LightKind::Directional {
+                direction,
+                bounds: None,
+            },
+            intensity,
+            2048,
+        )
     }
 
     /// A spot light; `angle` is the cone's half-angle in radians.
     #[must_use]
     pub fn spot(position: Vec3, direction: Vec3, angle: f32, range: f32, intensity: f32) -> Light {
         Light::new(
-            LightKind::Spot { position, direction, outer_angle: angle, inner_angle: angle * 0.8, range },
+            LightKind::Spot {
+                position,
+                direction,
+                outer_angle: angle,
+                inner_angle: angle * 0.8,
+                range,
+            },
             intensity,
             1024,
         )
@@ -160,7 +185,15 @@ impl Light {
     /// A cascaded directional light.
     #[must_use]
     pub fn cascaded(direction: Vec3, center: Vec3, radii: Vec<f32>, intensity: f32) -> Light {
-        Light::new(LightKind::Cascaded { direction, center, radii }, intensity, 1024)
+        Light::new(
+            LightKind::Cascaded {
+                direction,
+                center,
+                radii,
+            },
+            intensity,
+            1024,
+        )
     }
 
     /// The same light with another map resolution.
@@ -198,6 +231,19 @@ impl Light {
         self
     }
 
+    /// The unit vector from `point` towards the light.
+    #[must_use]
+    pub fn towards_light(&self, point: Vec3) -> Vec3 {
+        match &self.kind {
+            LightKind::Directional { direction, .. } | LightKind::Cascaded { direction, .. } => {
+                -direction.normalize_or_zero()
+            }
+            LightKind::Spot { position, .. } | LightKind::Point { position, .. } => {
+                (*position - point).normalize_or_zero()
+            }
+        }
+    }
+
     /// Light arriving at `point` ignoring shadows: intensity × distance falloff × spot cone.
     /// The falloff is inverse-square (distance clamped to ≥ 0.1) times a smooth window that
     /// reaches 0 at `range`; the cone is a smoothstep from the outer to the inner angle.
@@ -210,8 +256,16 @@ impl Light {
         };
         match &self.kind {
             LightKind::Directional { .. } | LightKind::Cascaded { .. } => self.intensity,
-            LightKind::Point { position, range } => self.intensity * falloff(point.distance(*position), *range),
-            LightKind::Spot { position, direction, outer_angle, inner_angle, range } => {
+            LightKind::Point { position, range } => {
+                self.intensity * falloff(point.distance(*position), *range)
+            }
+            LightKind::Spot {
+                position,
+                direction,
+                outer_angle,
+                inner_angle,
+                range,
+            } => {
                 let to = point - *position;
                 let d = to.length();
                 if d == 0.0 || !d.is_finite() {
@@ -219,7 +273,13 @@ impl Light {
                 }
                 let cos = to.dot(direction.normalize()) / d;
                 let (co, ci) = (outer_angle.cos(), inner_angle.min(*outer_angle).cos());
-                let t = if ci > co { ((cos - co) / (ci - co)).clamp(0.0, 1.0) } else if cos >= co { 1.0 } else { 0.0 };
+                let t = if ci > co {
+                    ((cos - co) / (ci - co)).clamp(0.0, 1.0)
+                } else if cos >= co {
+                    1.0
+                } else {
+                    0.0
+                };
                 let cone = t * t * (3.0 - 2.0 * t);
                 self.intensity * falloff(d, *range) * cone
             }
@@ -235,16 +295,45 @@ impl Light {
         }
         let finite = |v: Vec3| v.is_finite();
         let ok = match &self.kind {
-            LightKind::Directional { direction, .. } => finite(*direction) && direction.length_squared() > 0.0,
-            LightKind::Cascaded { direction, center, radii } => {
-                finite(*direction) && direction.length_squared() > 0.0 && finite(*center) && !radii.is_empty() && radii.iter().all(|r| r.is_finite() && *r > 0.0) && radii.len() <= 2048
+            LightKind::Directional { direction, .. } => {
+                finite(*direction) && direction.length_squared() > 0.0
             }
-            LightKind::Spot { position, direction, outer_angle, range, .. } => {
-                finite(*position) && finite(*direction) && direction.length_squared() > 0.0 && *outer_angle > 0.0 && *outer_angle < 1.55 && range.is_finite() && *range > 0.0
+            LightKind::Cascaded {
+                direction,
+                center,
+                radii,
+            } => {
+                finite(*direction)
+                    && direction.length_squared() > 0.0
+                    && finite(*center)
+                    && !radii.is_empty()
+                    && radii.iter().all(|r| r.is_finite() && *r > 0.0)
+                    && radii.len() <= 2048
             }
-            LightKind::Point { position, range } => finite(*position) && range.is_finite() && *range > 0.0,
+            LightKind::Spot {
+                position,
+                direction,
+                outer_angle,
+                range,
+                ..
+            } => {
+                finite(*position)
+                    && finite(*direction)
+                    && direction.length_squared() > 0.0
+                    && *outer_angle > 0.0
+                    && *outer_angle < 1.55
+                    && range.is_finite()
+                    && *range > 0.0
+            }
+            LightKind::Point { position, range } => {
+                finite(*position) && range.is_finite() && *range > 0.0
+            }
         };
-        if ok { Ok(()) } else { Err(ShadowError::Light(format!("{:?}", self.kind))) }
+        if ok {
+            Ok(())
+        } else {
+            Err(ShadowError::Light(format!("{:?}", self.kind)))
+        }
     }
 
     /// The view-projection matrices of the map (one per slice) and its layout.
@@ -260,7 +349,14 @@ impl Light {
             }
             // A little margin so geometry on the box faces is inside, not on the clip planes.
             let pad = (hi - lo).max_element().max(1e-3) * 0.01;
-            Mat4::orthographic_lh(lo.x - pad, hi.x + pad, lo.y - pad, hi.y + pad, lo.z - pad, hi.z + pad) * view
+            proj::orthographic(
+                lo.x - pad,
+                hi.x + pad,
+                lo.y - pad,
+                hi.y + pad,
+                lo.z - pad,
+                hi.z + pad,
+            ) * view
         };
         Ok(match &self.kind {
             LightKind::Directional { direction, bounds } => {
@@ -270,12 +366,19 @@ impl Light {
                 }
                 (vec![ortho_fit(*direction, b)], MapLayout::Single)
             }
-            LightKind::Cascaded { direction, center, radii } => {
+            LightKind::Cascaded {
+                direction,
+                center,
+                radii,
+            } => {
                 let mats = radii
                     .iter()
                     .map(|&r| {
                         // Depth covers the whole scene along the light so distant casters still cast.
-                        let mut b = Aabb { min: *center - Vec3::splat(r), max: *center + Vec3::splat(r) };
+                        let mut b = Aabb {
+                            min: *center - Vec3::splat(r),
+                            max: *center + Vec3::splat(r),
+                        };
                         let sb = scene.bounds();
                         if !sb.is_empty() {
                             b.include(sb.min.max(b.min - Vec3::splat(4.0 * r)));
@@ -288,19 +391,33 @@ impl Light {
                             zlo = zlo.min(z);
                             zhi = zhi.max(z);
                         }
-                        Mat4::orthographic_lh(-r, r, -r, r, zlo - 0.01, zhi + 0.01) * view
+                        proj::orthographic(-r, r, -r, r, zlo - 0.01, zhi + 0.01) * view
                     })
                     .collect();
-                (mats, MapLayout::Cascades { center: *center, radii: radii.clone() })
+                (
+                    mats,
+                    MapLayout::Cascades {
+                        radii: radii.clone(),
+                    },
+                )
             }
-            LightKind::Spot { position, direction, outer_angle, range, .. } => {
+            LightKind::Spot {
+                position,
+                direction,
+                outer_angle,
+                range,
+                ..
+            } => {
                 let near = (range * 1e-3).max(1e-3);
                 let view = look_to_lh(*position, *direction, Vec3::Y);
-                (vec![Mat4::perspective_lh(2.0 * outer_angle, 1.0, near, *range) * view], MapLayout::Single)
+                (
+                    vec![proj::perspective(2.0 * outer_angle, 1.0, near, *range) * view],
+                    MapLayout::Single,
+                )
             }
             LightKind::Point { position, range } => {
                 let near = (range * 1e-3).max(1e-3);
-                let proj = Mat4::perspective_lh(std::f32::consts::FRAC_PI_2, 1.0, near, *range);
+                let proj = proj::perspective(std::f32::consts::FRAC_PI_2, 1.0, near, *range);
                 // R99: face k's texel (x, y) maps to s = right, t = −up; so right = +sc, up = −tc.
                 let faces: [(Vec3, Vec3); 6] = [
                     (Vec3::X, Vec3::Y),
@@ -310,8 +427,16 @@ impl Light {
                     (Vec3::Z, Vec3::Y),
                     (Vec3::NEG_Z, Vec3::Y),
                 ];
-                let mats = faces.iter().map(|&(f, up)| proj * Mat4::look_to_lh(*position, f, up)).collect();
-                (mats, MapLayout::Cube { position: *position })
+                let mats = faces
+                    .iter()
+                    .map(|&(f, up)| proj * view::look_to_mat4(*position, f, up))
+                    .collect();
+                (
+                    mats,
+                    MapLayout::Cube {
+                        position: *position,
+                    },
+                )
             }
         })
     }
@@ -331,9 +456,10 @@ impl Light {
         let n = self.resolution;
         let mut faces = Vec::with_capacity(mats.len());
         for vp in &mats {
-            let mut target = DepthTarget::new(n, n, self.format).map_err(|e| ShadowError::Raster(e.to_string()))?;
-            let stats = crate::raster::rasterize(&mut target, *vp, &instances, &state, threads);
-            crate::plot!("penumbra triangles rasterized", stats.triangles_drawn);
+            let mut target = DepthTarget::new(n, n, self.format)
+                .map_err(|e| ShadowError::Raster(e.to_string()))?;
+            let _stats = crate::raster::rasterize(&mut target, *vp, &instances, &state, threads);
+            crate::plot!("penumbra triangles rasterized", _stats.triangles_drawn);
             faces.push(target);
         }
         ShadowMap::from_targets(self, faces, mats, layout)

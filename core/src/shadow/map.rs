@@ -78,10 +78,14 @@ pub enum ShadowError {
     #[error("shadow maps are D32_FLOAT or D16_UNORM, not {0}")]
     Format(Format),
     /// A light's placement is not finite or degenerate.
-    #[error("invalid light (non-finite position/direction, zero direction, non-positive range or angle): {0}")]
+    #[error(
+        "invalid light (non-finite position/direction, zero direction, non-positive range or angle): {0}"
+    )]
     Light(String),
     /// A directional light has nothing to fit its map to.
-    #[error("the scene has no occluders to fit a directional shadow map to; give the light explicit bounds")]
+    #[error(
+        "the scene has no occluders to fit a directional shadow map to; give the light explicit bounds"
+    )]
     EmptyScene,
     /// The static sampler is invalid.
     #[error("shadow sampler: {0}")]
@@ -102,7 +106,7 @@ pub(crate) enum MapLayout {
     /// Six faces of a cube around a point light.
     Cube { position: Vec3 },
     /// Cascades around a centre.
-    Cascades { center: Vec3, radii: Vec<f32> },
+    Cascades { radii: Vec<f32> },
 }
 
 /// A rendered shadow map: depth texture, matrices, and the sampler it is read with.
@@ -119,6 +123,14 @@ pub struct ShadowMap {
     /// World size of one texel at view depth 1 (perspective) or anywhere (orthographic), per slice.
     texel_size: Vec<f32>,
     perspective: bool,
+    /// Where the light is: a direction it shines along, or a position.
+    source: LightSource,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum LightSource {
+    Direction(Vec3),
+    Position(Vec3),
 }
 
 /// The world-space size of one texel of a map with this view-projection: orthographic maps
@@ -127,28 +139,68 @@ pub struct ShadowMap {
 /// world width the map covers.
 fn texel_size(vp: &Mat4, resolution: u32) -> f32 {
     let row0 = vp.row(0).truncate().length();
-    if row0 > 0.0 { 2.0 / (resolution as f32 * row0) } else { 0.0 }
+    if row0 > 0.0 {
+        2.0 / (resolution as f32 * row0)
+    } else {
+        0.0
+    }
 }
 
 impl ShadowMap {
-    pub(crate) fn from_targets(light: &Light, targets: Vec<DepthTarget>, view_proj: Vec<Mat4>, layout: MapLayout) -> Result<ShadowMap, ShadowError> {
-        let sampler = Sampler::new(light.sampler.to_sampler_desc()).map_err(|e| ShadowError::Sampler(e.to_string()))?;
+    pub(crate) fn from_targets(
+        light: &Light,
+        targets: Vec<DepthTarget>,
+        view_proj: Vec<Mat4>,
+        layout: MapLayout,
+    ) -> Result<ShadowMap, ShadowError> {
+        let sampler = Sampler::new(light.sampler.to_sampler_desc())
+            .map_err(|e| ShadowError::Sampler(e.to_string()))?;
         if !light.sampler.filter.is_comparison() {
-            return Err(ShadowError::Sampler(format!("Filter {} is not a COMPARISON filter (SPEC R17)", light.sampler.filter)));
+            return Err(ShadowError::Sampler(format!(
+                "Filter {} is not a COMPARISON filter (SPEC R17)",
+                light.sampler.filter
+            )));
         }
         let n = light.resolution;
         let (dimension, slices) = match layout {
             MapLayout::Single => (Dimension::Texture2D, 1),
             MapLayout::Cube { .. } => (Dimension::TextureCube, 6),
-            MapLayout::Cascades { ref radii, .. } => (Dimension::Texture2DArray, radii.len() as u32),
+            MapLayout::Cascades { ref radii, .. } => {
+                (Dimension::Texture2DArray, radii.len() as u32)
+            }
         };
         let textures: Vec<Texture> = targets.iter().map(DepthTarget::to_texture).collect();
         let subs: Vec<&[u8]> = textures.iter().map(|t| t.subresource(0, 0)).collect();
-        let texture = Texture::from_subresources(TextureDesc::new(dimension, light.format, [n, n, 1], slices), &subs)
-            .map_err(|e| ShadowError::Raster(e.to_string()))?;
-        let perspective = !matches!(layout, MapLayout::Single | MapLayout::Cascades { .. }) || matches!(light.kind, super::LightKind::Spot { .. });
+        let texture = Texture::from_subresources(
+            TextureDesc::new(dimension, light.format, [n, n, 1], slices),
+            &subs,
+        )
+        .map_err(|e| ShadowError::Raster(e.to_string()))?;
+        let perspective = !matches!(layout, MapLayout::Single | MapLayout::Cascades { .. })
+            || matches!(light.kind, super::LightKind::Spot { .. });
         let texel_size = view_proj.iter().map(|vp| texel_size(vp, n)).collect();
-        Ok(ShadowMap { texture, view_proj, layout, sampler_desc: light.sampler, sampler, bias: light.bias, kernel: light.kernel, resolution: n, texel_size, perspective })
+        let source = match light.kind {
+            super::LightKind::Directional { direction, .. }
+            | super::LightKind::Cascaded { direction, .. } => {
+                LightSource::Direction(direction.normalize_or_zero())
+            }
+            super::LightKind::Spot { position, .. } | super::LightKind::Point { position, .. } => {
+                LightSource::Position(position)
+            }
+        };
+        Ok(ShadowMap {
+            source,
+            texture,
+            view_proj,
+            layout,
+            sampler_desc: light.sampler,
+            sampler,
+            bias: light.bias,
+            kernel: light.kernel,
+            resolution: n,
+            texel_size,
+            perspective,
+        })
     }
 
     /// The depth texture (2D, cube, or 2D array for cascades).
@@ -196,10 +248,18 @@ impl ShadowMap {
                 let d = p - *position;
                 crate::sample::cube_face([d.x, d.y, d.z]).map(|f| f as usize)
             }
-            MapLayout::Cascades { center, radii } => radii.iter().position(|&r| {
-                let d = (p - *center).abs();
-                d.x <= r * 0.98 && d.y <= r * 0.98 && d.z <= r * 0.98
-            }),
+            // The first cascade whose map holds the point with a margin of a few texels for
+            // the PCF footprint.
+            MapLayout::Cascades { .. } => {
+                let margin = 4.0 / self.resolution as f32;
+                (0..self.view_proj.len()).find(|&i| {
+                    self.project(i, p).is_some_and(|[u, v, z]| {
+                        (margin..=1.0 - margin).contains(&u)
+                            && (margin..=1.0 - margin).contains(&v)
+                            && (0.0..=1.0).contains(&z)
+                    })
+                })
+            }
         }
     }
 
@@ -207,7 +267,7 @@ impl ShadowMap {
     #[must_use]
     pub fn project(&self, slice: usize, p: Vec3) -> Option<[f32; 3]> {
         let clip = *self.view_proj.get(slice)? * p.extend(1.0);
-        if !(clip.w > 0.0) {
+        if clip.w.is_nan() || clip.w <= 0.0 {
             return None;
         }
         let ndc = clip.truncate() / clip.w;
@@ -225,19 +285,33 @@ impl ShadowMap {
         if !point.is_finite() {
             return 1.0;
         }
-        let Some(slice) = self.slice_for(point) else { return 1.0 };
+        let Some(slice) = self.slice_for(point) else {
+            return 1.0;
+        };
         let mut p = point;
         if let Some(n) = normal.filter(|n| n.is_finite() && n.length_squared() > 0.0) {
             // Normal-offset bias: a number of texels, measured at the receiver's depth for
             // perspective maps (clip w is the view depth).
-            let depth = if self.perspective { (self.view_proj[slice] * point.extend(1.0)).w.max(0.0) } else { 1.0 };
+            let depth = if self.perspective {
+                (self.view_proj[slice] * point.extend(1.0)).w.max(0.0)
+            } else {
+                1.0
+            };
             p += n.normalize() * (self.bias.normal_offset * self.texel_size[slice] * depth);
         }
-        let Some([u, v, z]) = self.project(slice, p) else { return 1.0 };
+        // Receiver bias: towards the light, in world units.
+        let towards = match self.source {
+            LightSource::Direction(d) => -d,
+            LightSource::Position(q) => (q - p).normalize_or_zero(),
+        };
+        p += towards * self.bias.receiver;
+        let Some([u, v, z]) = self.project(slice, p) else {
+            return 1.0;
+        };
         if !(0.0..=1.0).contains(&z) {
             return 1.0;
         }
-        let reference = z - self.bias.receiver;
+        let reference = z;
         let offsets = kernel.offsets();
         let texel = 1.0 / self.resolution as f32;
         let mut sum = 0.0f32;
@@ -254,8 +328,16 @@ impl ShadowMap {
                 }
                 _ => Coord([u + o[0] * texel, v + o[1] * texel, slice as f32, 0.0]),
             };
-            let args = SampleArgs { coord, lod: LodMode::Zero, offset: Offset::default(), clamp: None };
-            sum += self.sampler.sample_cmp(Some(&self.texture), &args, reference).unwrap_or(1.0);
+            let args = SampleArgs {
+                coord,
+                lod: LodMode::Zero,
+                offset: Offset::default(),
+                clamp: None,
+            };
+            sum += self
+                .sampler
+                .sample_cmp(Some(&self.texture), &args, reference)
+                .unwrap_or(1.0);
         }
         sum / offsets.len() as f32
     }
@@ -270,7 +352,11 @@ pub fn exposure(lights: &[(Light, ShadowMap)], point: Vec3, normal: Option<Vec3>
         .iter()
         .map(|(light, map)| {
             let unshadowed = light.unshadowed(point);
-            if unshadowed == 0.0 { 0.0 } else { unshadowed * map.lit_fraction(point, normal, light.kernel) }
+            if unshadowed == 0.0 {
+                0.0
+            } else {
+                unshadowed * map.lit_fraction(point, normal, light.kernel)
+            }
         })
         .sum()
 }

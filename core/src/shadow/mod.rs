@@ -46,7 +46,10 @@ pub struct Aabb {
 
 impl Aabb {
     /// The empty box (grows with [`Aabb::include`]).
-    pub const EMPTY: Aabb = Aabb { min: Vec3::INFINITY, max: Vec3::NEG_INFINITY };
+    pub const EMPTY: Aabb = Aabb {
+        min: Vec3::INFINITY,
+        max: Vec3::NEG_INFINITY,
+    };
 
     /// Grows the box to contain `p` (non-finite points are ignored).
     pub fn include(&mut self, p: Vec3) {
@@ -94,7 +97,10 @@ impl Occluder {
     /// An axis-aligned box occluder.
     #[must_use]
     pub fn cuboid(min: Vec3, max: Vec3) -> Occluder {
-        Occluder { mesh: Arc::new(Mesh::cuboid(min, max)), transform: Mat4::IDENTITY }
+        Occluder {
+            mesh: Arc::new(Mesh::cuboid(min, max)),
+            transform: Mat4::IDENTITY,
+        }
     }
 
     /// A mesh occluder with a transform.
@@ -107,7 +113,9 @@ impl Occluder {
     #[must_use]
     pub fn bounds(&self) -> Aabb {
         let mut b = Aabb::EMPTY;
-        let (lo, hi) = self.mesh.bounds();
+        let Some((lo, hi)) = self.mesh.bounds() else {
+            return b;
+        };
         for c in (Aabb { min: lo, max: hi }).corners() {
             b.include(self.transform.transform_point3(c));
         }
@@ -152,10 +160,20 @@ impl Scene {
     }
 
     pub(crate) fn instances(&self) -> Vec<Instance<'_>> {
-        self.occluders.iter().map(|o| Instance { mesh: &o.mesh, transform: o.transform }).collect()
+        self.occluders
+            .iter()
+            .map(|o| Instance {
+                mesh: &o.mesh,
+                transform: o.transform,
+            })
+            .collect()
     }
 
     pub(crate) fn thread_count(&self) -> usize {
-        if self.threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { self.threads }
+        if self.threads == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            self.threads
+        }
     }
 }

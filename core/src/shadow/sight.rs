@@ -3,9 +3,9 @@
 
 use glam::Vec3;
 
+use super::Scene;
 use super::light::Light;
 use super::map::{PcfKernel, ShadowError, ShadowMap};
-use super::Scene;
 
 /// An eye that looks at the level: a guard, a camera, a turret.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -27,7 +27,13 @@ impl Viewer {
     /// An eye with a field of view (radians), range and a 512² depth map.
     #[must_use]
     pub fn new(position: Vec3, direction: Vec3, fov: f32, range: f32) -> Viewer {
-        Viewer { position, direction, fov, range, resolution: 512 }
+        Viewer {
+            position,
+            direction,
+            fov,
+            range,
+            resolution: 512,
+        }
     }
 
     fn all_around(&self) -> bool {
@@ -40,14 +46,23 @@ impl Viewer {
         let light = if self.all_around() {
             Light::point(self.position, self.range, 1.0)
         } else {
-            Light::spot(self.position, self.direction, 0.5 * self.fov, self.range, 1.0)
+            Light::spot(
+                self.position,
+                self.direction,
+                0.5 * self.fov,
+                self.range,
+                1.0,
+            )
         };
         let mut light = light.with_resolution(self.resolution);
         // The target is usually in open air: no normal offset; a small receiver bias keeps a
         // target lying on a surface visible.
         light.bias.normal_offset = 0.0;
-        light.bias.receiver = 1e-4;
-        Ok(EyeMap { viewer: *self, map: light.render(scene)? })
+        light.bias.receiver = 0.01;
+        Ok(EyeMap {
+            viewer: *self,
+            map: light.render(scene)?,
+        })
     }
 
     /// True when `target` is inside the eye's range and field of view (ignoring occluders).
@@ -55,7 +70,7 @@ impl Viewer {
     pub fn in_view(&self, target: Vec3) -> bool {
         let to = target - self.position;
         let d = to.length();
-        if !(d <= self.range) || !to.is_finite() {
+        if !to.is_finite() || d.is_nan() || d > self.range {
             return false;
         }
         if self.all_around() || d == 0.0 {
@@ -92,14 +107,34 @@ impl EyeMap {
     pub fn visible_fraction(&self, target: Vec3, radius: f32) -> f32 {
         crate::zone!("penumbra::shadow::visible_fraction");
         let to = target - self.viewer.position;
-        let forward = if to.length_squared() > 0.0 { to.normalize() } else { Vec3::Z };
-        let side = if forward.cross(Vec3::Y).length_squared() > 1e-6 { forward.cross(Vec3::Y).normalize() } else { Vec3::X };
+        let forward = if to.length_squared() > 0.0 {
+            to.normalize()
+        } else {
+            Vec3::Z
+        };
+        let side = if forward.cross(Vec3::Y).length_squared() > 1e-6 {
+            forward.cross(Vec3::Y).normalize()
+        } else {
+            Vec3::X
+        };
         let up = side.cross(forward);
         let r = radius.max(0.0);
-        let probes = [target, target + side * r, target - side * r, target + up * r, target - up * r];
+        let probes = [
+            target,
+            target + side * r,
+            target - side * r,
+            target + up * r,
+            target - up * r,
+        ];
         let seen: f32 = probes
             .iter()
-            .map(|&p| if self.viewer.in_view(p) { self.map.lit_fraction(p, None, PcfKernel::Hardware2x2) } else { 0.0 })
+            .map(|&p| {
+                if self.viewer.in_view(p) {
+                    self.map.lit_fraction(p, None, PcfKernel::Hardware2x2)
+                } else {
+                    0.0
+                }
+            })
             .sum();
         seen / probes.len() as f32
     }
