@@ -8,3 +8,5 @@ pub use penumbra_core as core;
 pub use penumbra_core::*;
 
 pub mod cases;
+pub mod level;
+pub mod pictures;

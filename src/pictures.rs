@@ -1,0 +1,254 @@
+//! Pictures a user would rather look at than read: shadow maps, top-down maps of how lit a level
+//! is, view cones, heat maps. Everything writes plain 8-bit PNGs.
+
+use std::path::Path;
+
+use glam::{Vec2, Vec3};
+use image::{GrayImage, Luma, Rgb, RgbImage};
+
+use penumbra_core::shadow::{Aabb, Scene};
+use penumbra_core::texture::Texture;
+
+/// An error writing a picture.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write {path}: {source}")]
+pub struct PictureError {
+    /// The file.
+    pub path: String,
+    /// Why.
+    #[source]
+    pub source: image::ImageError,
+}
+
+/// Saves an image, creating the folder.
+pub fn save<P, C>(img: &image::ImageBuffer<P, C>, path: &Path) -> Result<(), PictureError>
+where
+    P: image::PixelWithColorType,
+    [P::Subpixel]: image::EncodableLayout,
+    C: std::ops::Deref<Target = [P::Subpixel]>,
+{
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    img.save(path).map_err(|source| PictureError {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+/// A depth slice as grayscale: near is dark, far is light; the cleared far plane (1.0) is white.
+/// The depth range of the geometry is stretched to the full gray range so the shapes show.
+#[must_use]
+pub fn depth_image(tex: &Texture, slice: u32) -> GrayImage {
+    let [w, h, _] = tex.level_size(0);
+    let depths: Vec<f32> = (0..h)
+        .flat_map(|y| (0..w).map(move |x| (x, y)))
+        .map(|(x, y)| tex.load(0, slice, [x, y, 0])[0])
+        .collect();
+    let (lo, hi) = depths
+        .iter()
+        .filter(|d| **d < 1.0)
+        .fold((f32::MAX, f32::MIN), |(a, b), &d| (a.min(d), b.max(d)));
+    let span = if hi > lo { hi - lo } else { 1.0 };
+    GrayImage::from_fn(w, h, |x, y| {
+        let d = depths[(y * w + x) as usize];
+        if d >= 1.0 {
+            Luma([255])
+        } else {
+            Luma([(20.0 + 200.0 * ((d - lo) / span).clamp(0.0, 1.0)) as u8])
+        }
+    })
+}
+
+/// A perceptual ramp from black through purple and orange to pale yellow (0 → 1).
+#[must_use]
+pub fn ramp(t: f32) -> Rgb<u8> {
+    const STOPS: [[f32; 3]; 5] = [
+        [0.0, 0.0, 0.02],
+        [0.34, 0.06, 0.43],
+        [0.73, 0.21, 0.33],
+        [0.98, 0.55, 0.04],
+        [0.99, 1.0, 0.64],
+    ];
+    let t = if t.is_nan() { 0.0 } else { t.clamp(0.0, 1.0) } * (STOPS.len() - 1) as f32;
+    let i = (t.floor() as usize).min(STOPS.len() - 2);
+    let f = t - i as f32;
+    let c: [u8; 3] =
+        std::array::from_fn(|k| ((STOPS[i][k] * (1.0 - f) + STOPS[i + 1][k] * f) * 255.0) as u8);
+    Rgb(c)
+}
+
+/// A heat map of `values` (`w × h`, row-major), normalized to its own [min, max] and drawn with
+/// [`ramp`]; `invert` makes low values bright (for SAD maps, where low is a good match).
+#[must_use]
+pub fn heat_map(values: &[f32], w: u32, h: u32, invert: bool) -> RgbImage {
+    let (lo, hi) = values
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold((f32::MAX, f32::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+    let span = if hi > lo { hi - lo } else { 1.0 };
+    RgbImage::from_fn(w, h, |x, y| {
+        let t = (values[(y * w + x) as usize] - lo) / span;
+        ramp(if invert { 1.0 - t } else { t })
+    })
+}
+
+/// Maps the xz rectangle of a level onto an image, z growing downwards.
+#[derive(Clone, Copy, Debug)]
+pub struct TopDown {
+    /// World xz of the image's top-left corner.
+    pub min: Vec2,
+    /// World xz of the bottom-right corner.
+    pub max: Vec2,
+    /// Image width in pixels.
+    pub width: u32,
+    /// Image height in pixels.
+    pub height: u32,
+}
+
+impl TopDown {
+    /// A view of `bounds` (xz) `width` pixels wide, keeping the aspect ratio.
+    #[must_use]
+    pub fn fit(bounds: &Aabb, width: u32) -> TopDown {
+        let min = Vec2::new(bounds.min.x, bounds.min.z);
+        let max = Vec2::new(bounds.max.x, bounds.max.z);
+        let size = (max - min).max(Vec2::splat(1e-3));
+        let height = ((width as f32 * size.y / size.x).round() as u32).clamp(1, 8192);
+        TopDown {
+            min,
+            max,
+            width,
+            height,
+        }
+    }
+
+    /// The world xz at the centre of pixel (x, y).
+    #[must_use]
+    pub fn world(&self, x: u32, y: u32) -> Vec2 {
+        let t = Vec2::new(
+            (x as f32 + 0.5) / self.width as f32,
+            (y as f32 + 0.5) / self.height as f32,
+        );
+        self.min + (self.max - self.min) * t
+    }
+
+    /// The pixel of a world xz (may be outside the image).
+    #[must_use]
+    pub fn pixel(&self, p: Vec2) -> (i64, i64) {
+        let t = (p - self.min) / (self.max - self.min);
+        (
+            (t.x * self.width as f32).floor() as i64,
+            (t.y * self.height as f32).floor() as i64,
+        )
+    }
+
+    /// A map of `f(world point at height y)` in [0, 1] through [`ramp`].
+    pub fn field(&self, y: f32, f: impl Fn(Vec3) -> f32 + Sync) -> RgbImage {
+        let rows: Vec<Vec<Rgb<u8>>> = std::thread::scope(|s| {
+            let threads = std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .min(8) as u32;
+            let chunk = self.height.div_ceil(threads);
+            let f = &f;
+            let handles: Vec<_> = (0..threads)
+                .map(|t| {
+                    s.spawn(move || {
+                        (t * chunk..((t + 1) * chunk).min(self.height))
+                            .map(|py| {
+                                (0..self.width)
+                                    .map(|px| {
+                                        let w = self.world(px, py);
+                                        ramp(f(Vec3::new(w.x, y, w.y)))
+                                    })
+                                    .collect()
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default())
+                .collect()
+        });
+        RgbImage::from_fn(self.width, self.height, |x, y| {
+            rows.get(y as usize)
+                .and_then(|r| r.get(x as usize))
+                .copied()
+                .unwrap_or(Rgb([0, 0, 0]))
+        })
+    }
+
+    /// Draws a line between two world xz points.
+    pub fn line(&self, img: &mut RgbImage, a: Vec2, b: Vec2, color: Rgb<u8>) {
+        let (ax, ay) = self.pixel(a);
+        let (bx, by) = self.pixel(b);
+        let steps = (bx - ax).abs().max((by - ay).abs()).clamp(1, 20_000);
+        for i in 0..=steps {
+            let x = ax + (bx - ax) * i / steps;
+            let y = ay + (by - ay) * i / steps;
+            if x >= 0 && y >= 0 && (x as u32) < img.width() && (y as u32) < img.height() {
+                img.put_pixel(x as u32, y as u32, color);
+            }
+        }
+    }
+
+    /// Outlines every occluder's xz footprint that rises above height `y`.
+    pub fn outline_occluders(&self, img: &mut RgbImage, scene: &Scene, y: f32, color: Rgb<u8>) {
+        for o in &scene.occluders {
+            let b = o.bounds();
+            if b.is_empty() || b.max.y <= y + 1e-3 {
+                continue;
+            }
+            let c = [
+                Vec2::new(b.min.x, b.min.z),
+                Vec2::new(b.max.x, b.min.z),
+                Vec2::new(b.max.x, b.max.z),
+                Vec2::new(b.min.x, b.max.z),
+            ];
+            for i in 0..4 {
+                self.line(img, c[i], c[(i + 1) % 4], color);
+            }
+        }
+    }
+
+    /// A filled dot of radius `r` pixels.
+    pub fn dot(&self, img: &mut RgbImage, p: Vec2, r: i64, color: Rgb<u8>) {
+        let (cx, cy) = self.pixel(p);
+        for dy in -r..=r {
+            for dx in -r..=r {
+                let (x, y) = (cx + dx, cy + dy);
+                if dx * dx + dy * dy <= r * r
+                    && x >= 0
+                    && y >= 0
+                    && (x as u32) < img.width()
+                    && (y as u32) < img.height()
+                {
+                    img.put_pixel(x as u32, y as u32, color);
+                }
+            }
+        }
+    }
+
+    /// A view cone: two edges and an arc of `radius` around `dir` (xz) with half-angle `half`.
+    pub fn cone(
+        &self,
+        img: &mut RgbImage,
+        apex: Vec2,
+        dir: Vec2,
+        half: f32,
+        radius: f32,
+        color: Rgb<u8>,
+    ) {
+        let base = dir.y.atan2(dir.x);
+        let at = |a: f32| apex + Vec2::new(a.cos(), a.sin()) * radius;
+        self.line(img, apex, at(base - half), color);
+        self.line(img, apex, at(base + half), color);
+        let n = 32;
+        for i in 0..n {
+            let a0 = base - half + 2.0 * half * i as f32 / n as f32;
+            let a1 = base - half + 2.0 * half * (i + 1) as f32 / n as f32;
+            self.line(img, at(a0), at(a1), color);
+        }
+    }
+}
