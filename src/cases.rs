@@ -50,15 +50,88 @@ pub struct CaseFile {
     cases: Vec<Value>,
 }
 
+/// Marks a number literal that [`quote_numbers`] turned into a string.
+const NUMBER_MARK: char = '\u{1}';
+
+/// Rewrites every number literal of a JSON text (outside strings) as a marked string, so that
+/// its exact text survives parsing: case files promise that a decimal is rounded to f32 once,
+/// which parsing it to f64 first would not keep.
+#[must_use]
+pub fn quote_numbers(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 4);
+    let mut chars = text.chars().peekable();
+    let mut in_string = false;
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            if c == '\\' {
+                if let Some(n) = chars.next() {
+                    out.push(n);
+                }
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '"' {
+            in_string = true;
+            out.push(c);
+        } else if c == '-' || c.is_ascii_digit() {
+            out.push_str("\"\\u0001");
+            out.push(c);
+            while let Some(&n) = chars.peek() {
+                if n.is_ascii_digit() || matches!(n, '.' | 'e' | 'E' | '+' | '-') {
+                    out.push(n);
+                    chars.next();
+                } else {
+                    break;
+                }
+            }
+            out.push('"');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The text of a number: a marked string from [`quote_numbers`], or a plain JSON number.
+fn number_text(v: &Value) -> Option<std::borrow::Cow<'_, str>> {
+    match v {
+        Value::String(s) => s.strip_prefix(NUMBER_MARK).map(std::borrow::Cow::Borrowed),
+        Value::Number(n) => Some(std::borrow::Cow::Owned(n.to_string())),
+        _ => None,
+    }
+}
+
+/// Turns marked number strings back into JSON numbers (for echoing ids).
+fn restore_numbers(v: Value) -> Value {
+    match v {
+        Value::String(s) if s.starts_with(NUMBER_MARK) => {
+            let t = &s[NUMBER_MARK.len_utf8()..];
+            t.parse::<i64>()
+                .map(Value::from)
+                .or_else(|_| t.parse::<u64>().map(Value::from))
+                .or_else(|_| t.parse::<f64>().map(Value::from))
+                .unwrap_or(Value::String(t.to_string()))
+        }
+        Value::Array(a) => Value::Array(a.into_iter().map(restore_numbers).collect()),
+        Value::Object(o) => Value::Object(
+            o.into_iter()
+                .map(|(k, v)| (k, restore_numbers(v)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
 /// Parses one number the way case files write them: a JSON number (rounded once to f32), or one of
 /// the strings `"NaN"`, `"Inf"`, `"-Inf"`, `"0x3f800000"` (raw f32 bits).
 pub fn parse_f32(v: &Value, what: &str) -> Result<f32, String> {
-    match v {
-        // With serde_json's arbitrary precision the number keeps its text, so one rounding.
-        Value::Number(n) => n
-            .to_string()
+    if let Some(t) = number_text(v) {
+        return t
             .parse::<f32>()
-            .map_err(|_| format!("{what}: {n} is not a number")),
+            .map_err(|_| format!("{what}: {t} is not a number"));
+    }
+    match v {
         Value::String(s) => parse_special(s)
             .or_else(|| parse_hex(s).map(f32::from_bits))
             .ok_or_else(|| format!("{what}: \"{s}\" is not a number (use a number, \"NaN\", \"Inf\", \"-Inf\" or \"0x\" and 8 hex digits of f32 bits)")),
@@ -80,12 +153,27 @@ fn parse_hex(s: &str) -> Option<u32> {
     u32::from_str_radix(h, 16).ok()
 }
 
+/// An integral number (written as an integer, or a float with no fraction).
+fn parse_integer(v: &Value) -> Option<i128> {
+    let t = number_text(v)?;
+    t.parse::<i128>().ok().or_else(|| {
+        let f = t.parse::<f64>().ok()?;
+        (f.fract() == 0.0 && f.abs() < 1e30).then_some(f as i128)
+    })
+}
+
 fn parse_u32(v: &Value, what: &str) -> Result<u32, String> {
-    match v {
-        Value::Number(n) => n
-            .as_u64()
+    if number_text(v).is_some() {
+        return parse_integer(v)
             .and_then(|x| u32::try_from(x).ok())
-            .ok_or_else(|| format!("{what}: {n} is not an unsigned 32-bit integer")),
+            .ok_or_else(|| {
+                format!(
+                    "{what}: {} is not an unsigned 32-bit integer",
+                    restore_numbers(v.clone())
+                )
+            });
+    }
+    match v {
         Value::String(s) => {
             parse_hex(s).ok_or_else(|| format!("{what}: \"{s}\" is not an integer"))
         }
@@ -94,9 +182,14 @@ fn parse_u32(v: &Value, what: &str) -> Result<u32, String> {
 }
 
 fn parse_i32(v: &Value, what: &str) -> Result<i32, String> {
-    v.as_i64()
+    parse_integer(v)
         .and_then(|x| i32::try_from(x).ok())
-        .ok_or_else(|| format!("{what}: expected an integer, got {v}"))
+        .ok_or_else(|| {
+            format!(
+                "{what}: expected an integer, got {}",
+                restore_numbers(v.clone())
+            )
+        })
 }
 
 fn f32_list(v: &Value, what: &str) -> Result<Vec<f32>, String> {
@@ -120,9 +213,11 @@ fn parse_enum<T: std::str::FromStr>(
 where
     T::Err: std::fmt::Display,
 {
+    if number_text(v).is_some() {
+        return from_raw(parse_u32(v, what)?, what).map_err(|e| e.to_string());
+    }
     match v {
         Value::String(s) => s.parse::<T>().map_err(|e| format!("{what}: {e}")),
-        Value::Number(_) => from_raw(parse_u32(v, what)?, what).map_err(|e| e.to_string()),
         other => Err(format!(
             "{what}: expected a D3D12 name or number, got {other}"
         )),
@@ -162,7 +257,7 @@ pub fn parse_sampler(v: &Value) -> Result<SamplerDesc, String> {
             "MaxLOD" => d.max_lod = parse_f32(val, key)?,
             "Flags" => {
                 d.flags = match val {
-                    Value::Number(_) => SamplerFlags(parse_u32(val, key)?),
+                    _ if number_text(val).is_some() => SamplerFlags(parse_u32(val, key)?),
                     _ => val
                         .as_str()
                         .unwrap_or_default()
@@ -215,11 +310,11 @@ fn texel_code(format: Format, v: &Value, what: &str) -> Result<u32, String> {
                     .map(u32::from)
                     .map_err(|_| format!("{what}: {s} is not a 16-bit half pattern"))
             }
-            Value::Number(n) => {
-                let x = n
-                    .to_string()
+            _ if number_text(v).is_some() => {
+                let t = number_text(v).unwrap_or_default();
+                let x = t
                     .parse::<f64>()
-                    .map_err(|_| format!("{what}: {n} is not a number"))?;
+                    .map_err(|_| format!("{what}: {t} is not a number"))?;
                 Ok(u32::from(f16::from_f64(x).to_bits()))
             }
             _ => Ok(u32::from(f16::from_f32(parse_f32(v, what)?).to_bits())),
@@ -238,10 +333,11 @@ fn texel_code(format: Format, v: &Value, what: &str) -> Result<u32, String> {
 }
 
 fn parse_texture(index: usize, v: &Value) -> Result<(String, Texture), CaseFileError> {
-    let id = v
-        .get("id")
-        .and_then(Value::as_str)
-        .map_or_else(|| index.to_string(), str::to_string);
+    let id = match v.get("id").map(|id| restore_numbers(id.clone())) {
+        Some(Value::String(s)) => s,
+        Some(other @ Value::Number(_)) => other.to_string(),
+        _ => index.to_string(),
+    };
     let err = |reason: String| CaseFileError::Texture {
         index,
         id: id.clone(),
@@ -348,7 +444,7 @@ fn parse_texture(index: usize, v: &Value) -> Result<(String, Texture), CaseFileE
 impl CaseFile {
     /// Reads a case file: JSON syntax, shape and every texture (file-level errors).
     pub fn parse(text: &str) -> Result<CaseFile, CaseFileError> {
-        let root: Value = serde_json::from_str(text)?;
+        let root: Value = serde_json::from_str(&quote_numbers(text))?;
         let obj = root.as_object().ok_or_else(|| {
             CaseFileError::Shape(
                 "the top level must be an object with \"textures\" and \"cases\"".into(),
@@ -385,17 +481,22 @@ impl CaseFile {
     fn texture(&self, v: Option<&Value>) -> Result<Option<&Texture>, String> {
         match v {
             None | Some(Value::Null) => Ok(None),
+            Some(v) if number_text(v).is_some() => parse_u32(v, "texture")
+                .ok()
+                .and_then(|i| self.textures.get(i as usize))
+                .map(|(_, t)| Some(t))
+                .ok_or_else(|| {
+                    format!(
+                        "texture: index {} is out of range",
+                        restore_numbers(v.clone())
+                    )
+                }),
             Some(Value::String(s)) => self
                 .textures
                 .iter()
                 .find(|(id, _)| id == s)
                 .map(|(_, t)| Some(t))
                 .ok_or_else(|| format!("texture: no texture has id \"{s}\"")),
-            Some(Value::Number(n)) => n
-                .as_u64()
-                .and_then(|i| self.textures.get(i as usize))
-                .map(|(_, t)| Some(t))
-                .ok_or_else(|| format!("texture: index {n} is out of range")),
             Some(other) => Err(format!(
                 "texture: expected an id, an index or null, got {other}"
             )),
@@ -540,7 +641,7 @@ impl CaseFile {
         let mut errors = 0;
         let results: Vec<Value> = (0..self.cases.len())
             .map(|i| {
-                let id = self.cases[i].get("id").cloned().unwrap_or(Value::Null);
+                let id = restore_numbers(self.cases[i].get("id").cloned().unwrap_or(Value::Null));
                 match self.evaluate(i) {
                     Ok(values) => {
                         ok += 1;
@@ -585,4 +686,33 @@ pub fn number_value(v: f32) -> Value {
 /// Parses and runs a whole case file.
 pub fn run_text(text: &str) -> Result<Value, CaseFileError> {
     Ok(CaseFile::parse(text)?.run())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimals_are_rounded_to_f32_once() {
+        // Just above the midpoint between 1 and 1 + 2^-23: one rounding goes up; rounding to f64
+        // first would land exactly on the midpoint and then tie to even (1.0).
+        let v: Value = serde_json::from_str(&quote_numbers(
+            "[1.0000000596046447753906250001, 0.1, -2e-3]",
+        ))
+        .unwrap();
+        assert_eq!(parse_f32(&v[0], "x").unwrap(), 1.0 + f32::EPSILON);
+        assert_eq!(parse_f32(&v[1], "x").unwrap(), 0.1f32);
+        assert_eq!(parse_f32(&v[2], "x").unwrap(), -2e-3f32);
+    }
+
+    #[test]
+    fn numbers_inside_strings_are_left_alone_and_ids_echo_as_numbers() {
+        let text = r#"{"a": "x 1.5 \" 2", "b": [3, -4.25e1], "c": {"d": 7}}"#;
+        let v: Value = serde_json::from_str(&quote_numbers(text)).unwrap();
+        assert_eq!(v["a"], "x 1.5 \" 2");
+        assert_eq!(
+            restore_numbers(v),
+            serde_json::from_str::<Value>(text).unwrap()
+        );
+    }
 }

@@ -18,12 +18,15 @@ struct Args {
 enum Command {
     /// Evaluate D3D12 sampling cases from a JSON case file.
     Sample(cli::sample::SampleArgs),
+    /// Find a template (sprite, tile, UI element) in an image by masked SAD (HLSL msad4).
+    Match(cli::match_cmd::MatchArgs),
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
     let result = match &args.command {
         Command::Sample(a) => cli::sample::run(a),
+        Command::Match(a) => cli::match_cmd::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

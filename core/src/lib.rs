@@ -9,11 +9,13 @@
 //! * [`format`] — texel formats and exact conversions.
 //! * [`texture`] — textures, mip chains and views.
 //! * [`sample`] — the [`Sampler`] and every sampling operation.
+//! * [`msad4`] — HLSL's `msad4` (R113–R118) and masked-SAD template matching built on it.
 //! * [`profile`] — Tracy hooks that compile to nothing without the `tracy` feature.
 #![warn(missing_docs)]
 
 pub mod desc;
 pub mod format;
+pub mod msad4;
 pub mod profile;
 pub mod raster;
 pub mod sample;

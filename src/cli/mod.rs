@@ -1,3 +1,4 @@
 //! The subcommands of the `penumbra` command, one module each.
 
+pub mod match_cmd;
 pub mod sample;

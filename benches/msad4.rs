@@ -1,0 +1,100 @@
+//! msad4 / template matching benchmarks (single thread).
+//!
+//! * `msad4_kernel/<backend>/<t>x<t>`: the full SAD map of a t×t template in a 2048² noise image
+//!   per backend; throughput in absolute differences (criterion's "elements/s" = AD/s).
+//! * `msad4_best1/<plain|masked>/<t>x<t>`: `find_matches` top 1 in a 4096² noise image with
+//!   the template planted, plain or with transparent corners (an ellipse sprite).
+//!
+//! `cargo bench --bench msad4` (add `-- msad4_kernel` or `-- msad4_best1` to pick a group).
+
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use penumbra::msad4::{CpuExtension, Image, MatchOptions, find_matches, sad_map_using};
+
+struct Noise(u64);
+
+impl Noise {
+    fn byte(&mut self) -> u8 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 24) as u8
+    }
+    fn image(&mut self, w: u32, h: u32) -> Vec<u8> {
+        (0..w * h).map(|_| self.byte()).collect()
+    }
+}
+
+/// A t×t template of non-zero bytes; `masked` clears the pixels outside the inscribed ellipse.
+fn template(noise: &mut Noise, t: u32, masked: bool) -> Vec<u8> {
+    let c = (f64::from(t) - 1.0) / 2.0;
+    let r = f64::from(t) / 2.0;
+    (0..t * t)
+        .map(|i| {
+            let (x, y) = (f64::from(i % t), f64::from(i / t));
+            let inside = ((x - c) / r).powi(2) + ((y - c) / r).powi(2) <= 1.0;
+            let v = noise.byte().max(1);
+            if masked && !inside { 0 } else { v }
+        })
+        .collect()
+}
+
+fn kernels(c: &mut Criterion) {
+    let mut g = c.benchmark_group("msad4_kernel");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    let size = 2048;
+    let mut noise = Noise(0x2545_F491_4F6C_DD1D);
+    let image = Image::r8(size, size, noise.image(size, size)).unwrap();
+    for t in [8u32, 16, 32] {
+        let tpl = Image::r8(t, t, template(&mut noise, t, false)).unwrap();
+        let ads = u64::from((size - t + 1).pow(2)) * u64::from(t * t);
+        g.throughput(Throughput::Elements(ads));
+        for ext in CpuExtension::supported() {
+            g.bench_with_input(
+                BenchmarkId::new(ext.name(), format!("{t}x{t}")),
+                &ext,
+                |b, &ext| b.iter(|| sad_map_using(&image, &tpl, 1, ext).unwrap()),
+            );
+        }
+    }
+    g.finish();
+}
+
+fn best_match(c: &mut Criterion) {
+    let mut g = c.benchmark_group("msad4_best1");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    let size = 4096u32;
+    let mut noise = Noise(0x9E37_79B9_7F4A_7C15);
+    let base = noise.image(size, size);
+    for masked in [false, true] {
+        for t in [8u32, 16, 24, 32, 48, 64] {
+            let tpl_bytes = template(&mut noise, t, masked);
+            let (px, py) = (1234u32, 2345u32);
+            let mut pixels = base.clone();
+            for (i, &v) in tpl_bytes.iter().enumerate() {
+                if v != 0 {
+                    let (x, y) = (px + i as u32 % t, py + i as u32 / t);
+                    pixels[(y * size + x) as usize] = v;
+                }
+            }
+            let image = Image::r8(size, size, pixels).unwrap();
+            let tpl = Image::r8(t, t, tpl_bytes).unwrap();
+            let opts = MatchOptions::default();
+            let found = find_matches(&image, &tpl, &opts).unwrap();
+            assert_eq!((found[0].x, found[0].y, found[0].sad), (px, py, 0));
+            let kind = if masked { "masked" } else { "plain" };
+            g.bench_function(BenchmarkId::new(kind, format!("{t}x{t}")), |b| {
+                b.iter(|| find_matches(&image, &tpl, &opts).unwrap())
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, kernels, best_match);
+criterion_main!(benches);

@@ -1,0 +1,496 @@
+//! Best-k template matching: exhaustive over the SAD map, or pruned with exact bounds.
+//!
+//! Both searches define the answer the same way: sort every position by `(sad, y, x)`, drop those
+//! above `max_sad`, then walk the list and accept a position unless it lies within the
+//! suppression radius of one already accepted (greedy non-maximum suppression), until `top_k`
+//! are accepted. The pruned search reaches the same list while scoring few positions exactly:
+//!
+//! * **Successive elimination.** For any block of template bytes that are all cared for,
+//!   `|Σ T_b − Σ W_b| ≤ Σ_b |t − w|` (triangle inequality), so the sum of these terms over the
+//!   template's fully cared blocks is a lower bound `LB ≤ SAD` at every position. Blocks with a
+//!   0 ("don't care", R115) byte are left out: for them a plain window sum is no bound (only
+//!   sums over the cared bytes would be). Block sums of the image come from running column sums
+//!   and doubling row sums, band by band; RGBA8 bounds use channel-summed blocks (weaker, still
+//!   exact). The bound runs in u16 lanes when every block sum fits, saturating, which keeps it a
+//!   lower bound.
+//! * **Threshold from the bounds.** Take the `n` positions of smallest `LB`; every position not
+//!   among them has `LB ≥ τ + 1`, hence `SAD > τ`. Score the `n` exactly: the greedy walk over
+//!   those with `SAD ≤ τ` is exactly the start of the walk over all positions. If it accepts
+//!   `top_k` matches (or `τ ≥ max_sad`, or all positions were taken) it is the answer; otherwise
+//!   `n` grows.
+//! * **Partial-distortion elimination.** A position's SAD is summed row by row and abandoned as
+//!   soon as it exceeds `τ`, which only removes positions the walk would ignore.
+
+use serde::Serialize;
+
+use super::scalar::{self, Lane};
+use super::{CpuExtension, Image, MatchError, Prepared, check_backend, dispatch};
+#[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+use super::{avx2, avx512, sse41};
+
+/// One match: the template's top-left corner in the image, and its SAD there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Match {
+    /// Column of the template's left edge.
+    pub x: u32,
+    /// Row of the template's top edge.
+    pub y: u32,
+    /// Masked sum of absolute differences (over all channels).
+    pub sad: u64,
+}
+
+/// Whether [`find_matches`] may prune positions with exact bounds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Pruning {
+    /// Prune when the template is large enough for it to pay, fall back to the exhaustive search
+    /// when the bounds do not discriminate.
+    #[default]
+    Auto,
+    /// Always score every position (the reference answer).
+    Never,
+    /// Always use the bounds, however weak (tests use it to compare with `Never`).
+    Always,
+}
+
+/// Options of [`find_matches`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MatchOptions {
+    /// How many matches to return at most (0 returns none).
+    pub top_k: usize,
+    /// Ignore positions whose SAD is above this.
+    pub max_sad: Option<u64>,
+    /// Suppression half-extent `(rx, ry)`: a position is dropped if an accepted match lies within
+    /// `|dx| ≤ rx` and `|dy| ≤ ry`. `None` means half the template's size; `Some((0, 0))` turns
+    /// suppression off.
+    pub nms_radius: Option<(u32, u32)>,
+    /// Threads for large images (0 counts as 1).
+    pub threads: usize,
+    /// Force a backend; `None` is the best this CPU has.
+    pub backend: Option<CpuExtension>,
+    /// Bound-based pruning (never changes the answer, only the time).
+    pub pruning: Pruning,
+}
+
+impl Default for MatchOptions {
+    fn default() -> Self {
+        MatchOptions {
+            top_k: 1,
+            max_sad: None,
+            nms_radius: None,
+            threads: 1,
+            backend: None,
+            pruning: Pruning::Auto,
+        }
+    }
+}
+
+/// The best `top_k` positions of `template` in `image` by masked SAD (R115 in 2D), best first,
+/// with non-maximum suppression and the optional `max_sad`; ties go to the smaller `(y, x)`.
+///
+/// The answer is defined as: every position sorted by `(sad, y, x)`, those above `max_sad`
+/// dropped, then walked greedily, each accepted unless it lies within `nms_radius` of one already
+/// accepted. With [`Pruning::Auto`] large templates skip most positions through exact lower
+/// bounds (successive elimination on the template's fully cared blocks, then partial-distortion
+/// elimination), never an approximation: the result is the same as with [`Pruning::Never`].
+///
+/// ```
+/// use penumbra_core::msad4::{find_matches, Image, MatchOptions};
+/// let image = Image::r8(6, 1, vec![9, 1, 2, 9, 1, 2])?;
+/// let template = Image::r8(2, 1, vec![1, 2])?;
+/// let opts = MatchOptions { top_k: 3, nms_radius: Some((0, 0)), ..MatchOptions::default() };
+/// let found = find_matches(&image, &template, &opts)?;
+/// let xs: Vec<(u32, u64)> = found.iter().map(|m| (m.x, m.sad)).collect();
+/// assert_eq!(xs, vec![(1, 0), (4, 0), (2, 1 + 7)]);
+/// # Ok::<(), penumbra_core::msad4::MatchError>(())
+/// ```
+pub fn find_matches(
+    image: &Image,
+    template: &Image,
+    opts: &MatchOptions,
+) -> Result<Vec<Match>, MatchError> {
+    let backend = opts.backend.unwrap_or_default();
+    check_backend(backend)?;
+    let prepared = Prepared::new(image, template)?;
+    if opts.top_k == 0 {
+        return Ok(Vec::new());
+    }
+    let search = Search {
+        prepared: &prepared,
+        k: opts.top_k,
+        radius: opts
+            .nms_radius
+            .unwrap_or((template.width() / 2, template.height() / 2)),
+        limit: opts
+            .max_sad
+            .map_or(u32::MAX, |m| m.min(u64::from(u32::MAX)) as u32),
+        threads: opts.threads.max(1),
+        backend,
+    };
+    let prune = match opts.pruning {
+        Pruning::Never => false,
+        Pruning::Always => true,
+        Pruning::Auto => {
+            let plan = &search.prepared.plan;
+            plan.plain.len() + 2 * plan.pair.len() >= PRUNE_MIN_WORDS
+                && search.positions() >= PRUNE_MIN_POSITIONS
+        }
+    };
+    if prune && let Some(found) = search.pruned(template, opts.pruning == Pruning::Always) {
+        return Ok(found);
+    }
+    Ok(search.exhaustive())
+}
+
+/// Kernel work per position (template words, masked ones counting twice) from which pruning
+/// usually beats scoring every position: 64 is a 16×16 R8 template.
+const PRUNE_MIN_WORDS: usize = 64;
+/// Positions below which the exhaustive search is too quick to bother.
+const PRUNE_MIN_POSITIONS: usize = 1 << 16;
+
+/// A candidate position: `(score, y, x)` orders exactly as the matches do.
+type Key = (u32, u32, u32);
+
+struct Search<'a> {
+    prepared: &'a Prepared<'a>,
+    k: usize,
+    radius: (u32, u32),
+    limit: u32,
+    threads: usize,
+    backend: CpuExtension,
+}
+
+impl Search<'_> {
+    fn positions(&self) -> usize {
+        self.prepared.plan.nx * self.prepared.plan.ny
+    }
+
+    /// Scores every position (streamed, never stored), then walks the best in order.
+    fn exhaustive(&self) -> Vec<Match> {
+        let mut n = (64 * self.k).max(1024);
+        loop {
+            let parts = par_rows(self.prepared.plan.ny, self.threads, |ys| {
+                let mut best = Smallest::new(n, self.limit, self.backend);
+                self.prepared
+                    .rows(self.backend, ys, |y, row| best.push_row(y, row));
+                best.into_vec()
+            });
+            let keys = merge(parts, n);
+            let found = greedy(&keys, self.k, self.radius);
+            // Fewer than `n` keys means every position within `limit` was taken.
+            if found.len() == self.k || keys.len() < n {
+                return found;
+            }
+            n = n.saturating_mul(4);
+        }
+    }
+
+    /// The bound-based search; `None` asks for the exhaustive one (no usable bound, or the bound
+    /// does not discriminate and `strict` is off).
+    fn pruned(&self, template: &Image, strict: bool) -> Option<Vec<Match>> {
+        let image = self.prepared.image;
+        let bound = Bound::new(image, template);
+        if bound.blocks.is_empty() && !strict {
+            return None;
+        }
+        let rows = ExactRows::new(image, template);
+        let nx = self.prepared.plan.nx;
+        let small = bound.fits_u16(image);
+        let total = self.positions();
+        let mut n = (64 * self.k).max(1024).min(total);
+        loop {
+            let parts = par_rows(self.prepared.plan.ny, self.threads, |ys| {
+                let mut best = Smallest::new(n + 1, u32::MAX, self.backend);
+                if small {
+                    bound.rows::<u16>(image, nx, self.backend, ys, |y, lb| best.push_row(y, lb));
+                } else {
+                    bound.rows::<u32>(image, nx, self.backend, ys, |y, lb| best.push_row(y, lb));
+                }
+                best.into_vec()
+            });
+            let keys = merge(parts, n + 1);
+            let complete = keys.len() <= n;
+            // Every position left out has LB ≥ next, so SAD ≥ next.
+            let next = if complete {
+                u64::MAX
+            } else {
+                u64::from(keys[n].0)
+            };
+            if next > 0 {
+                let tau = (next - 1).min(u64::from(self.limit)) as u32;
+                let scored = self.score(&keys[..n.min(keys.len())], &rows, tau);
+                let found = greedy(&scored, self.k, self.radius);
+                if found.len() == self.k || complete || next > u64::from(self.limit) {
+                    return Some(found);
+                }
+            }
+            if !strict && n.saturating_mul(8) > total {
+                return None;
+            }
+            n = n.saturating_mul(4).min(total);
+        }
+    }
+
+    /// Exact SADs (≤ `tau`) of the candidates whose bound is ≤ `tau`, sorted by key.
+    fn score(&self, keys: &[Key], rows: &ExactRows, tau: u32) -> Vec<Key> {
+        let keys: Vec<Key> = keys.iter().copied().filter(|k| k.0 <= tau).collect();
+        let image = self.prepared.image;
+        let bpp = image.channels().bytes_per_pixel();
+        let width = image.width() as usize;
+        let parts = par_rows(
+            keys.len(),
+            self.threads.min(keys.len() / 128 + 1),
+            |range| {
+                keys[range]
+                    .iter()
+                    .filter_map(|&(_, y, x)| {
+                        let at = (y as usize * width + x as usize) * bpp;
+                        super::position_sad(self.backend, rows, &image.data()[at..], tau)
+                            .map(|sad| (sad, y, x))
+                    })
+                    .collect::<Vec<Key>>()
+            },
+        );
+        let mut scored: Vec<Key> = parts.into_iter().flatten().collect();
+        scored.sort_unstable();
+        scored
+    }
+}
+
+/// Runs `f` over `0..len` split into at most `threads` contiguous ranges, on scoped threads when
+/// there is more than one, and returns the results in range order.
+fn par_rows<R: Send>(
+    len: usize,
+    threads: usize,
+    f: impl Fn(std::ops::Range<usize>) -> R + Sync,
+) -> Vec<R> {
+    let threads = threads.clamp(1, len.max(1));
+    if threads == 1 {
+        return vec![f(0..len)];
+    }
+    let per = len.div_ceil(threads);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..len)
+            .step_by(per)
+            .map(|a| {
+                let f = &f;
+                s.spawn(move || f(a..(a + per).min(len)))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
+}
+
+/// The template's rows with care masks, for [`super::position_sad`] on the image's own bytes.
+pub(crate) struct ExactRows {
+    /// Offset of each template row from a position's first byte.
+    pub offs: Vec<usize>,
+    /// Template bytes, `width` per row (all channels interleaved, as in the image).
+    pub tpl: Vec<u8>,
+    /// `0xFF` where the template byte is cared for, `0` where it is 0 (R115).
+    pub mask: Vec<u8>,
+    pub width: usize,
+}
+
+impl ExactRows {
+    fn new(image: &Image, template: &Image) -> ExactRows {
+        let bpp = image.channels().bytes_per_pixel();
+        let row_bytes = image.width() as usize * bpp;
+        let width = template.width() as usize * bpp;
+        ExactRows {
+            offs: (0..template.height() as usize)
+                .map(|r| r * row_bytes)
+                .collect(),
+            tpl: template.data().to_vec(),
+            mask: template
+                .data()
+                .iter()
+                .map(|&b| if b == 0 { 0 } else { 0xFF })
+                .collect(),
+            width,
+        }
+    }
+}
+
+/// Successive-elimination data: the template's fully cared blocks, against block sums of the
+/// image (channels summed) computed band by band.
+struct Bound {
+    bw: usize,
+    bh: usize,
+    /// `(dy, dx, template block sum)` of each fully cared block.
+    blocks: Vec<(usize, usize, u32)>,
+}
+
+/// Lower-bound rows computed per band (the block sums of a band are reused by all its rows).
+const BOUND_BAND_ROWS: usize = 256;
+
+impl Bound {
+    fn new(image: &Image, template: &Image) -> Bound {
+        let mut bound = Bound::with_grid(image, template, 4);
+        // A sprite's transparent corners can leave few whole 4×4-grid blocks; smaller ones fit.
+        if bound.blocks.len() < 4 {
+            let finer = Bound::with_grid(image, template, 8);
+            if finer.blocks.len() > bound.blocks.len() {
+                bound = finer;
+            }
+        }
+        bound
+    }
+
+    fn with_grid(image: &Image, template: &Image, grid: usize) -> Bound {
+        let count = image.channels().bytes_per_pixel();
+        let (tw, th) = (template.width() as usize, template.height() as usize);
+        let (bw, bh) = ((tw / grid).max(1), (th / grid).max(1));
+        let mut blocks = Vec::new();
+        for by in 0..th / bh {
+            for bx in 0..tw / bw {
+                let mut sum = 0u32;
+                let mut cared = true;
+                for r in by * bh..(by + 1) * bh {
+                    let start = (r * tw + bx * bw) * count;
+                    for &b in &template.data()[start..start + bw * count] {
+                        sum += u32::from(b);
+                        cared &= b != 0;
+                    }
+                }
+                if cared {
+                    blocks.push((by * bh, bx * bw, sum));
+                }
+            }
+        }
+        Bound { bw, bh, blocks }
+    }
+
+    /// Whether every block sum fits u16 lanes (R8 blocks up to 257 pixels).
+    fn fits_u16(&self, image: &Image) -> bool {
+        self.bw * self.bh * 255 * image.channels().bytes_per_pixel() <= usize::from(u16::MAX)
+    }
+
+    /// Bound rows `ys` (each `nx` long), band by band, handed to `sink(y, row)`.
+    fn rows<T: Lane>(
+        &self,
+        image: &Image,
+        nx: usize,
+        backend: CpuExtension,
+        ys: std::ops::Range<usize>,
+        mut sink: impl FnMut(usize, &[T]),
+    ) {
+        let count = image.channels().bytes_per_pixel();
+        let w = image.width() as usize;
+        let span = self.blocks.iter().map(|b| b.0).max().unwrap_or(0);
+        let sw = w - self.bw + 1;
+        let luma = |y: usize| &image.data()[y * w * count..(y + 1) * w * count];
+        let mut col = vec![T::default(); w];
+        let mut sums = Vec::new();
+        let (mut pa, mut pb) = (Vec::new(), Vec::new());
+        let mut out = vec![T::default(); nx];
+        let rel: Vec<(usize, u32)> = self
+            .blocks
+            .iter()
+            .map(|&(dy, dx, t)| (dy * sw + dx, t))
+            .collect();
+        for y0 in ys.clone().step_by(BOUND_BAND_ROWS) {
+            let n = BOUND_BAND_ROWS.min(ys.end - y0);
+            sums.resize((n + span) * sw, T::default());
+            // Column sums over `bh` rows, slid down one row at a time (R8 bytes, or the four
+            // channels of RGBA8 added: the bound on channel sums is weaker but still exact).
+            col.fill(T::default());
+            for r in y0..y0 + self.bh {
+                dispatch!(backend, col_update(&mut col, luma(r), count, true));
+            }
+            for (i, srow) in sums.chunks_exact_mut(sw).enumerate() {
+                if i > 0 {
+                    let (enter, leave) = (luma(y0 + i + self.bh - 1), luma(y0 + i - 1));
+                    dispatch!(backend, col_update(&mut col, enter, count, true));
+                    dispatch!(backend, col_update(&mut col, leave, count, false));
+                }
+                dispatch!(backend, window_sums(&col, self.bw, srow, &mut pa, &mut pb));
+            }
+            for i in 0..n {
+                dispatch!(backend, bound_row(&rel, &sums[i * sw..], &mut out));
+                sink(y0 + i, &out);
+            }
+        }
+    }
+}
+
+/// Keeps the `n` smallest keys `≤ limit` of positions pushed in `(y, x)` order.
+struct Smallest {
+    backend: CpuExtension,
+    heap: std::collections::BinaryHeap<Key>,
+    n: usize,
+    /// Only values strictly below this can still enter.
+    below: u64,
+}
+
+impl Smallest {
+    fn new(n: usize, limit: u32, backend: CpuExtension) -> Smallest {
+        Smallest {
+            backend,
+            heap: std::collections::BinaryHeap::with_capacity(n.min(1 << 20) + 1),
+            n,
+            below: if n == 0 { 0 } else { u64::from(limit) + 1 },
+        }
+    }
+
+    fn push_row<T: Lane>(&mut self, y: usize, row: &[T]) {
+        const CHUNK: usize = 64;
+        if u64::from(dispatch!(self.backend, row_min(row)).to_u32()) >= self.below {
+            return;
+        }
+        for (ci, chunk) in row.chunks(CHUNK).enumerate() {
+            if u64::from(dispatch!(self.backend, row_min(chunk)).to_u32()) >= self.below {
+                continue;
+            }
+            for (j, &v) in chunk.iter().enumerate() {
+                let v = v.to_u32();
+                // Positions arrive in (y, x) order, so a later one beats the worst kept only
+                // when its value is strictly smaller.
+                if u64::from(v) < self.below {
+                    self.heap.push((v, y as u32, (ci * CHUNK + j) as u32));
+                    if self.heap.len() > self.n {
+                        self.heap.pop();
+                    }
+                    if self.heap.len() == self.n {
+                        self.below = self.heap.peek().map_or(self.below, |k| u64::from(k.0));
+                    }
+                }
+            }
+        }
+    }
+
+    fn into_vec(self) -> Vec<Key> {
+        self.heap.into_vec()
+    }
+}
+
+/// The `n` smallest of the per-band keys (each band's own `n` smallest), sorted.
+fn merge(parts: Vec<Vec<Key>>, n: usize) -> Vec<Key> {
+    let mut keys: Vec<Key> = parts.into_iter().flatten().collect();
+    keys.sort_unstable();
+    keys.truncate(n);
+    keys
+}
+
+/// Greedy non-maximum suppression over keys sorted best first.
+fn greedy(keys: &[Key], k: usize, (rx, ry): (u32, u32)) -> Vec<Match> {
+    let mut found: Vec<Match> = Vec::with_capacity(k.min(keys.len()));
+    for &(sad, y, x) in keys {
+        if found.len() == k {
+            break;
+        }
+        let free = found
+            .iter()
+            .all(|m| m.x.abs_diff(x) > rx || m.y.abs_diff(y) > ry);
+        if free {
+            found.push(Match {
+                x,
+                y,
+                sad: u64::from(sad),
+            });
+        }
+    }
+    found
+}
