@@ -10,6 +10,8 @@
 //! * [`texture`] — textures, mip chains and views.
 //! * [`sample`] — the [`Sampler`] and every sampling operation.
 //! * [`msad4`] — HLSL's `msad4` (R113–R118) and masked-SAD template matching built on it.
+//! * [`raster`] — a depth-only triangle rasterizer with D3D12's rules, for baking depth maps.
+//! * [`shadow`] — lights, shadow maps, lit fraction, exposure and line of sight.
 //! * [`profile`] — Tracy hooks that compile to nothing without the `tracy` feature.
 #![warn(missing_docs)]
 

@@ -4,23 +4,25 @@
 //! [`rasterize`] draws indexed triangle meshes ([`Mesh`], placed by [`Instance`]s) into a
 //! D32_FLOAT or D16_UNORM [`DepthTarget`] seen through a view-projection matrix, the way a D3D12
 //! pipeline with only a vertex shader (`SV_Position = view_proj · transform · position`) and a
-//! depth-stencil target would draw them:
+//! depth-stencil target would draw them (rules as the D3D11.3 Functional Spec's rasterization
+//! chapter states them, which D3D12 keeps):
 //!
-//! * **Clipping** (D3D11.3 FS §15.4): against `0 ≤ z ≤ w` when [`RasterState::depth_clip`] is on
-//!   (D3D's default), and always against `w > 0`, so triangles that cross the camera plane or lie
-//!   behind it are cut properly. The sides of the view volume are not clipped (a guard band of
-//!   16384 pixels round the target absorbs them); only triangles reaching past it are cut there.
+//! * **Clipping**: against `0 ≤ z ≤ w` when [`RasterState::depth_clip`] is on (D3D's
+//!   default), and always against `w ≥ 2⁻²⁰` (just in front of the eye), so triangles that
+//!   cross the camera plane or lie behind it are cut properly. The sides of the view volume are
+//!   not clipped (a guard band of 16384 pixels round the target absorbs them); only triangles
+//!   reaching past it are cut there.
 //! * **Viewport** over the whole target, MinDepth 0, MaxDepth 1: `x = (x/w + 1)·W/2`,
 //!   `y = (1 − y/w)·H/2` (NDC +1 is row 0), `z = z/w`.
 //! * **Snapping** of x and y to 1/256 pixel (D3D's 8 sub-pixel bits), rounding to nearest even.
 //!   Coverage is decided with exact integer edge functions on the snapped positions.
-//! * **Coverage** (§15.12): pixel centres at `(x + 0.5, y + 0.5)`; a centre exactly on an edge
+//! * **Coverage**: pixel centres at `(x + 0.5, y + 0.5)`; a centre exactly on an edge
 //!   is inside only for a *top* edge (horizontal, above the other two) or a *left* edge. Two
 //!   triangles that share an edge therefore never both cover a pixel, and never leave a gap.
-//! * **Culling** (§15.3): the facing of a triangle is its winding on screen; clockwise is front
+//! * **Culling**: the facing of a triangle is its winding on screen; clockwise is front
 //!   unless [`RasterState::front_counter_clockwise`]. Triangles of zero snapped area are dropped.
 //! * **Depth**: `z/w`, interpolated linearly in screen space from the snapped vertices, plus the
-//!   depth bias ([`DepthBias`], §15.10), then clamped to the viewport's [0, 1].
+//!   depth bias ([`DepthBias`]), then clamped to the viewport's [0, 1].
 //! * **Depth test**: LESS with writes; D16 compares and stores `float_to_unorm(depth, 16)`.
 //!   Subnormal D32 results are flushed to +0 before the test (D3D's float32 rules).
 //!
@@ -279,6 +281,43 @@ struct Scene<'s, 'a> {
     triangle_base: &'s [usize],
 }
 
+/// Jobs per thread when work is split: enough for the threads to even out.
+const JOBS_PER_THREAD: usize = 4;
+
+/// Runs `work` on every item of `items` on up to `threads` threads (the caller's included),
+/// handing the items out one at a time, and returns the sum of the results. A panic in `work`
+/// is re-raised in the caller.
+pub(crate) fn run_parallel<I, F>(items: I, threads: usize, work: F) -> u64
+where
+    I: Iterator + Send,
+    I::Item: Send,
+    F: Fn(I::Item) -> u64 + Sync,
+{
+    let threads = threads
+        .min(items.size_hint().1.unwrap_or(usize::MAX))
+        .max(1);
+    let queue = std::sync::Mutex::new(items);
+    let worker = || {
+        let mut sum = 0;
+        loop {
+            // The lock is released before the item is worked on.
+            let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
+            match next {
+                Some(item) => sum += work(item),
+                None => return sum,
+            }
+        }
+    };
+    std::thread::scope(|s| {
+        let helpers: Vec<_> = (1..threads).map(|_| s.spawn(worker)).collect();
+        let mut sum = worker();
+        for h in helpers {
+            sum += h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        }
+        sum
+    })
+}
+
 /// Splits `0..len` into `parts` contiguous ranges of nearly equal length.
 fn split(len: usize, parts: usize) -> impl Iterator<Item = Range<usize>> {
     (0..parts).map(move |p| len * p / parts..len * (p + 1) / parts)
@@ -310,12 +349,10 @@ impl Scene<'_, '_> {
             }
         };
         if threads > 1 && nv >= PARALLEL_VERTICES {
-            let per = nv.div_ceil(threads);
-            std::thread::scope(|s| {
-                for (c, slice) in out.chunks_mut(per).enumerate() {
-                    let fill = &fill;
-                    s.spawn(move || fill(slice, c * per));
-                }
+            let per = nv.div_ceil(threads * JOBS_PER_THREAD);
+            run_parallel(out.chunks_mut(per).enumerate(), threads, |(c, slice)| {
+                fill(slice, c * per);
+                0
             });
         } else {
             fill(&mut out, 0);
@@ -323,8 +360,9 @@ impl Scene<'_, '_> {
         out
     }
 
-    /// Sets up and bins every triangle, in `threads` contiguous chunks of the submission (one
-    /// when the work is small); the chunks come back in submission order.
+    /// Sets up and bins every triangle, in contiguous chunks of the submission (one when the
+    /// work is small, else [`JOBS_PER_THREAD`] per thread); the chunks come back in
+    /// submission order.
     fn setup(
         &self,
         ctx: &setup::Context,
@@ -361,18 +399,20 @@ impl Scene<'_, '_> {
             chunk
         };
         if threads > 1 && nt >= PARALLEL_TRIANGLES {
-            std::thread::scope(|s| {
-                let handles: Vec<_> = split(nt, threads)
-                    .map(|r| {
-                        let run = &run;
-                        s.spawn(move || run(r))
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                    .collect()
-            })
+            // More jobs than threads, handed out on demand, so that a thread that gets less
+            // of the machine does less of the work; the chunks are put back in order.
+            let jobs = threads * JOBS_PER_THREAD;
+            let done = std::sync::Mutex::new(Vec::with_capacity(jobs));
+            run_parallel(split(nt, jobs).enumerate(), threads, |(i, range)| {
+                let chunk = run(range);
+                done.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push((i, chunk));
+                0
+            });
+            let mut done = done.into_inner().unwrap_or_else(|e| e.into_inner());
+            done.sort_unstable_by_key(|&(i, _)| i);
+            done.into_iter().map(|(_, chunk)| chunk).collect()
         } else {
             vec![run(0..nt)]
         }

@@ -433,10 +433,16 @@ impl Context {
                 top_left |= 1 << i;
             }
         }
-        // Depths at covered centres are convex combinations of the vertex depths.
+        // Depths at covered centres are convex combinations of the vertex depths, up to the
+        // rounding of the f64 plane evaluation (bounded generously by `slack`). When they are
+        // all within [2⁻¹²⁶, 1], the tiles skip the clamp and the subnormal flush.
         let z_min = f64::from(p[0].2.min(p[1].2).min(p[2].2)) + bias;
         let z_max = f64::from(p[0].2.max(p[1].2).max(p[2].2)) + bias;
-        let plain = z_min >= f64::from(f32::MIN_POSITIVE) * 2.0 && z_max <= 1.0;
+        let reach = |d: i32| f64::from(d.unsigned_abs()) / f64::from(1u32 << SUB_BITS) + 1.0;
+        let (reach_x, reach_y) = (reach(max_x - min_x), reach(max_y - min_y));
+        let slack = (z_max.abs() + z_min.abs() + dzdx.abs() * reach_x + dzdy.abs() * reach_y)
+            * f64::from(f32::EPSILON).powi(2);
+        let plain = z_min - slack >= f64::from(f32::MIN_POSITIVE) * 2.0 && z_max + slack <= 1.0;
         out.push(Tri {
             x: [p[0].0, p[1].0, p[2].0],
             y: [p[0].1, p[1].1, p[2].1],

@@ -1,7 +1,5 @@
 //! Binning set-up triangles to tiles, and drawing the tiles (in parallel when asked).
 
-use std::sync::Mutex;
-
 use super::setup::{HALF, SUB_BITS, Tri};
 use super::target::{Storage, TILE_PIXELS, TILE_SIZE};
 
@@ -184,30 +182,12 @@ fn draw_tiles<S: Slot>(buf: &mut [S], grid: &Grid, chunks: &[Chunk], threads: us
         .enumerate()
         .filter(|&(t, _)| busy(t));
     if threads <= 1 {
-        return tiles
+        tiles
             .map(|(t, tile)| draw_tile(tile, t, grid, chunks))
-            .sum();
+            .sum()
+    } else {
+        super::run_parallel(tiles, threads, |(t, tile)| draw_tile(tile, t, grid, chunks))
     }
-    let queue = Mutex::new(tiles);
-    let worker = || {
-        let mut written = 0;
-        loop {
-            // Take the next tile; the lock is released before drawing it.
-            let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
-            let Some((t, tile)) = next else {
-                return written;
-            };
-            written += draw_tile(tile, t, grid, chunks);
-        }
-    };
-    std::thread::scope(|s| {
-        let helpers: Vec<_> = (1..threads).map(|_| s.spawn(worker)).collect();
-        let mut written = worker();
-        for h in helpers {
-            written += h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-        }
-        written
-    })
 }
 
 /// Reads one value per cache line of the tile, front to back, so that the hardware prefetcher
