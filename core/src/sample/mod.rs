@@ -18,6 +18,7 @@
 
 pub mod accum;
 pub mod address;
+pub mod batch;
 pub mod combine;
 mod cube;
 pub mod lod;

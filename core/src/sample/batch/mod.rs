@@ -1,0 +1,697 @@
+//! Batched `sample_c_lz`: bilinear (or point) PCF over slices of lookups, with scalar, AVX2 and
+//! AVX-512 kernels that return exactly the bits of [`Sampler::sample_cmp_level_zero`].
+//!
+//! A [`CmpBatch`] is prepared once per (sampler, texture, array slice) and reused for as many
+//! lookups as needed, frame after frame:
+//!
+//! ```
+//! use penumbra_core::{ComparisonFunc, Filter, Format, Sampler, SamplerDesc, Texture, TextureDesc};
+//! let tex = Texture::from_f32(TextureDesc::new_2d(Format::D32Float, 2, 2), &[0.3, 0.6, 0.6, 0.9])?;
+//! let sampler = Sampler::new(SamplerDesc::comparison(
+//!     Filter::ComparisonMinMagLinearMipPoint,
+//!     ComparisonFunc::LessEqual,
+//! ))?;
+//! let batch = sampler.cmp_level_zero_batch(&tex, 0)?;
+//! let mut lit = [0.0; 2];
+//! batch.run(&[[0.5, 0.5], [0.0, 0.0]], &[0.5, 0.5], &mut lit)?;
+//! assert_eq!(lit, [0.75, 0.0]); // SPEC R80's example, then the 0.3 corner texel alone
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # How it stays bit-exact
+//!
+//! Construction resolves everything `sample_c_lz` keeps constant across lookups (R56–R60: LOD 0
+//! plus `MipLODBias`, `MinLOD`/`MaxLOD` and the resource clamp → magnification or one mip level;
+//! the MAG or MIN filter type; slice R43; address modes; border R35/R37; the empty set R62), then
+//! picks one of three paths ([`BatchPath`]):
+//!
+//! * **Kernel** — 2D/2DArray views of R32_FLOAT, D32_FLOAT, R32_FLOAT_X8X24, R24_UNORM_X8,
+//!   R16_UNORM, D16_UNORM (and the \[EXT\] R8 formats), normalized coordinates, a single mip level,
+//!   point or bilinear, CLAMP, BORDER or WRAP on each axis. The level is copied once into a
+//!   *key image*: every texel becomes an integer key whose signed order is the comparison's order
+//!   (f32: flushed per R6/R85, −0 = +0, NaN placed where it fails every test but NOT_EQUAL, R79;
+//!   UNORM: the stored code, compared with the exactly quantized reference of R82/R83), padded by
+//!   two texels on each side with what the address mode puts there (a clamped edge texel, the
+//!   wrapped texel, or the border's R as a key, R32–R37). Every tap of R27 then lands in the
+//!   padded image at `clamp(t + 2, 0, N + 2)` without any per-tap address-mode logic. The image
+//!   is stored in *row pairs* (each entry holds a texel and the one below it), so a lane's whole
+//!   2×2 footprint is two adjacent entries: one 16-byte (32-bit keys) or 8-byte (16-bit keys)
+//!   load, nearly always within one cache line. The 2×2 weights are the integer products `(256−w)·w` of
+//!   R27 and the result is `Σ passing weights · 2^-16`, exactly the R70 sum for 0/1 values.
+//!   Building the key image costs O(texels) time and `2·(W+4)·(H+3)` keys of memory (2 bytes
+//!   each for the 8/16-bit UNORM formats, 4 otherwise: a 2048² D32 map takes 32 MiB); a batch
+//!   is meant to be built once and reused across frames. Images over 4 MiB are read with
+//!   software prefetches one chunk of lookups ahead (and, on Linux, transparent huge pages are
+//!   requested for them), which roughly doubles random-access throughput on big maps.
+//! * **Constant** — NEVER and ALWAYS give 0 and 1 whatever the lookup.
+//! * **Reference** — everything else (MIRROR, MIRROR_ONCE, two blended mips, cubes, 1D,
+//!   non-normalized coordinates, R16_FLOAT): every lookup goes through the scalar reference.
+//!
+//! The backend (see [`Backend`]) is picked at run time; the `force-scalar` feature of
+//! `penumbra_core` pins it to the portable one. Every backend performs the same integer and
+//! correctly rounded f32 operations in the same order, so they agree bit for bit with each other
+//! and with the scalar reference (`tests/batch.rs` checks every backend the CPU has).
+
+mod cpu;
+mod scalar;
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
+
+pub use cpu::Backend;
+
+use super::address::{Addressed, address};
+use super::combine::Border;
+use super::lod::{self, LodMode};
+use super::{Coord, SampleError, Sampler};
+use crate::desc::{AddressMode, ComparisonFunc, FilterType};
+use crate::format::{ComponentKind, Format};
+use crate::texture::{Dimension, Texture};
+
+/// Errors of [`CmpBatch::run`], [`CmpBatch::run_projected`] and [`CmpBatch::with_backend`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BatchError {
+    /// `run`: the three slices must have the same length.
+    #[error("batch lengths differ: {uv} coordinates, {refs} references, {out} outputs")]
+    Length {
+        /// `uv.len()`.
+        uv: usize,
+        /// `refs.len()`.
+        refs: usize,
+        /// `out.len()`.
+        out: usize,
+    },
+    /// `run_projected`: one output per point.
+    #[error("batch lengths differ: {points} points, {out} outputs")]
+    ProjectedLength {
+        /// `points.len()`.
+        points: usize,
+        /// `out.len()`.
+        out: usize,
+    },
+    /// `with_backend`: this CPU (or this build, with `force-scalar`) cannot run the backend.
+    #[error("the {0} backend is not available on this CPU or in this build (force-scalar)")]
+    Unavailable(Backend),
+}
+
+/// How a [`CmpBatch`] answers its lookups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BatchPath {
+    /// The SIMD/scalar kernels over the key image.
+    Kernel,
+    /// NEVER / ALWAYS: every lookup gives the same value.
+    Constant,
+    /// A configuration the kernels do not cover: the scalar reference, lookup by lookup.
+    Reference,
+}
+
+/// A prepared batch of `sample_c_lz` lookups on one slice of one texture with one sampler.
+///
+/// Built by [`Sampler::cmp_level_zero_batch`]; see the [module docs](self) for what it resolves
+/// up front and what construction costs.
+#[derive(Debug)]
+pub struct CmpBatch<'a> {
+    sampler: &'a Sampler,
+    tex: &'a Texture,
+    /// The view element (R43, already clamped) the lookups read.
+    element: u32,
+    backend: Backend,
+    plan: Plan,
+}
+
+#[derive(Debug)]
+enum Plan {
+    Constant(f32),
+    Kernel(KernelPlan),
+    Reference,
+}
+
+/// The key image and the constants every kernel reads.
+#[derive(Debug)]
+struct KernelPlan {
+    consts: Consts,
+    keys: Keys,
+}
+
+/// The padded key image in row pairs: entry `q·stride + p` holds the keys of padded texels
+/// `(p, q)` and `(p, q + 1)`, so one lane's whole 2×2 footprint is the two adjacent entries `i`
+/// and `i + 1` — one 16-byte (32-bit keys) or 8-byte (16-bit keys) load.
+enum Keys {
+    /// 8- and 16-bit UNORM codes (R16, D16, \[EXT\] R8).
+    U16(Vec<u16>),
+    /// Ordered f32 keys, or 24-bit UNORM codes.
+    I32(Vec<i32>),
+}
+
+impl std::fmt::Debug for Keys {
+    /// The size, not the (possibly huge) contents.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Keys::U16(v) => write!(f, "U16({} keys)", v.len()),
+            Keys::I32(v) => write!(f, "I32({} keys)", v.len()),
+        }
+    }
+}
+
+impl Keys {
+    fn bytes(&self) -> usize {
+        match self {
+            Keys::U16(v) => 2 * v.len(),
+            Keys::I32(v) => 4 * v.len(),
+        }
+    }
+}
+
+/// What a reference becomes before it is compared with the keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RefKind {
+    /// R82/R83: exact UNORM quantization to `max = 2^n − 1`.
+    Unorm,
+    /// R82/R85: the ordered key of the flushed f32.
+    Float,
+}
+
+/// The per-tap integer test, after the key transforms (see `FuncMap`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Test {
+    /// `ref_key < key` (LESS, LESS_EQUAL, GREATER, GREATER_EQUAL).
+    Less,
+    /// `ref_key == key` (EQUAL).
+    Equal,
+    /// `ref_key != key` (NOT_EQUAL).
+    NotEqual,
+}
+
+/// `Test` as the const parameter of the SIMD kernels.
+pub(crate) const LESS: u8 = 0;
+/// See [`LESS`].
+pub(crate) const EQUAL: u8 = 1;
+/// See [`LESS`].
+pub(crate) const NOT_EQUAL: u8 = 2;
+
+/// The per-plan constants of the kernels (identical meaning in every backend).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Consts {
+    /// `256·N` along u and v, as f32 (exact): `fl(U'·256N) = 256·fl(U'·N)` (R25), so the
+    /// fixed-point position of R27 is `rne(fl(U'·256N) − 128)` without a separate scaling.
+    pub size256: [f32; 2],
+    /// Largest first-tap index in the padded image per axis: `N + 2`.
+    pub hi: [i32; 2],
+    /// WRAP range reduction (R24) on the axis, else the CLAMP/BORDER one.
+    pub wrap: [bool; 2],
+    /// Any axis wraps.
+    pub any_wrap: bool,
+    /// Point sampling: one texel, `F = floor(fl(U'·256N)) & !255` (R26), or with `floor` off the
+    /// legacy `rne(fl(U'·256N)) & !255`.
+    pub point: bool,
+    /// Point sampling with R26's `floor` (instead of the legacy round-to-nearest-even).
+    pub floor: bool,
+    /// Entries (key pairs) per padded row: `W + 4`.
+    pub stride: i32,
+    /// The key image is large (`PREFETCH_BYTES`): the SIMD kernels prefetch ahead.
+    pub prefetch: bool,
+    /// The integer test every tap makes.
+    pub test: Test,
+    /// How references are quantized.
+    pub ref_kind: RefKind,
+    /// UNORM `2^n − 1` as f64 (R83).
+    pub unorm_max: f64,
+    /// Reference key transform: `(key ^ ref_xor) + ref_add` (order reversal, ≤ → <).
+    pub ref_xor: i32,
+    /// See `ref_xor`.
+    pub ref_add: i32,
+}
+
+/// The key a NaN texel gets: below every reference key, so `ref < key` and `ref == key` fail.
+pub(crate) const NAN_TEXEL: i32 = i32::MIN;
+/// The key a NaN reference gets: above every texel key, so both tests fail.
+pub(crate) const NAN_REF: i32 = i32::MAX;
+
+/// Key images above this size (well past a core's L2, up against the shared L3) are prefetched
+/// ahead by the SIMD kernels; below it the prefetches cost more than they save (measured).
+const PREFETCH_BYTES: usize = 4 << 20;
+
+/// Lookups per chunk of `run_projected` (projected into a stack buffer, then looked up).
+const PROJECT_CHUNK: usize = 1024;
+
+impl Sampler {
+    /// Prepares a batch of `sample_c_lz` lookups on view element `slice` of `tex`: the array
+    /// coordinate of a Texture2DArray (R43: rounded and clamped to the view's elements like the
+    /// coordinate of a single lookup), ignored by a Texture2D. Other dimensions take the
+    /// reference path with `[u, v, slice]` as their coordinate, exactly as a single call would.
+    ///
+    /// Validates like [`Sampler::sample_cmp`] (R17 pairing, R77 dimension and format, R18) and
+    /// resolves what `sample_c_lz` keeps constant across lookups. May copy the sampled level into
+    /// a key image (O(texels); see the [module docs](crate::sample::batch)).
+    pub fn cmp_level_zero_batch<'a>(
+        &'a self,
+        tex: &'a Texture,
+        slice: u32,
+    ) -> Result<CmpBatch<'a>, SampleError> {
+        crate::zone!("penumbra::cmp_level_zero_batch");
+        self.check_kind("sample_c", true)?;
+        self.check_compare_target("sample_c", tex)?;
+        self.check_non_normalized(tex)?;
+        let coord = Coord([0.0, 0.0, slice as f32, 0.0]);
+        let element = Self::element(tex, &coord);
+        let plan = self.plan(tex, element);
+        Ok(CmpBatch {
+            sampler: self,
+            tex,
+            element,
+            backend: Backend::best(),
+            plan,
+        })
+    }
+
+    fn plan(&self, tex: &Texture, element: u32) -> Plan {
+        let func = self.desc.comparison_func;
+        match func {
+            ComparisonFunc::None | ComparisonFunc::Never => return Plan::Constant(0.0),
+            ComparisonFunc::Always => return Plan::Constant(1.0),
+            _ => {}
+        }
+        let dim = tex.dimension();
+        let modes = [self.desc.address_u, self.desc.address_v];
+        let kernel_mode = |m| {
+            matches!(
+                m,
+                AddressMode::Clamp | AddressMode::Border | AddressMode::Wrap
+            )
+        };
+        if !matches!(dim, Dimension::Texture2D | Dimension::Texture2DArray)
+            || self.non_normalized()
+            || !modes.into_iter().all(kernel_mode)
+            || tex.format().kind() == ComponentKind::Float16
+        {
+            return Plan::Reference;
+        }
+        let coord = Coord::default();
+        let lod = self.compute_lod(tex, &coord, &LodMode::Zero, None);
+        let (filter, _) = self.effective_filter(dim, &LodMode::Zero);
+        let format = tex.format();
+        if lod.empty {
+            return KernelPlan::empty_set(self, format).map_or(Plan::Reference, Plan::Kernel);
+        }
+        let mips = lod::select_mips(
+            lod.clamped,
+            filter.mip_filter() == FilterType::Linear,
+            tex.view().mip_count,
+        );
+        if mips.count != 1 {
+            return Plan::Reference;
+        }
+        let ty = if mips.magnify {
+            filter.mag_filter()
+        } else {
+            filter.min_filter()
+        };
+        let (level, linear) = (mips.levels[0].0, ty == FilterType::Linear);
+        let view = tex.view();
+        let mip = view.most_detailed_mip + level;
+        let slice = view.first_slice + element;
+        KernelPlan::build(self, tex, mip, slice, linear).map_or(Plan::Reference, Plan::Kernel)
+    }
+}
+
+/// How a comparison function maps onto the kernels' integer tests.
+struct FuncMap {
+    test: Test,
+    /// Texel and reference keys are order-reversed (GREATER, GREATER_EQUAL).
+    reverse: bool,
+    /// `ref ≤ key` is tested as `ref − 1 < key`.
+    or_equal: bool,
+}
+
+impl FuncMap {
+    fn new(func: ComparisonFunc) -> FuncMap {
+        let (test, reverse, or_equal) = match func {
+            ComparisonFunc::Less => (Test::Less, false, false),
+            ComparisonFunc::LessEqual => (Test::Less, false, true),
+            ComparisonFunc::Greater => (Test::Less, true, false),
+            ComparisonFunc::GreaterEqual => (Test::Less, true, true),
+            ComparisonFunc::NotEqual => (Test::NotEqual, false, false),
+            _ => (Test::Equal, false, false),
+        };
+        FuncMap {
+            test,
+            reverse,
+            or_equal,
+        }
+    }
+}
+
+/// The key transform of one format: texel key = `(code_key ^ xor) + add`.
+#[derive(Clone, Copy)]
+struct KeyMap {
+    kind: RefKind,
+    /// UNORM `2^n − 1` (0 for floats).
+    max: u32,
+    xor: i32,
+    add: i32,
+}
+
+impl KeyMap {
+    fn new(format: Format, reverse: bool) -> Option<KeyMap> {
+        let (kind, max) = match format.kind() {
+            ComponentKind::Float32 => (RefKind::Float, 0),
+            ComponentKind::Unorm(_) => (RefKind::Unorm, format.unorm_max()?),
+            ComponentKind::Float16 => return None,
+        };
+        // Order reversal: `!k` for float keys, `max − k` (= `!k + max + 1`) for UNORM codes.
+        let (xor, add) = match (reverse, kind) {
+            (false, _) => (0, 0),
+            (true, RefKind::Float) => (-1, 0),
+            (true, RefKind::Unorm) => (-1, max as i32 + 1),
+        };
+        Some(KeyMap {
+            kind,
+            max,
+            xor,
+            add,
+        })
+    }
+
+    /// The key of a raw R code (UNORM code or f32 bits).
+    #[inline]
+    fn key(self, raw: u32) -> i32 {
+        match self.kind {
+            RefKind::Unorm => ((raw as i32) ^ self.xor).wrapping_add(self.add),
+            RefKind::Float => {
+                if scalar::is_nan_bits(raw) {
+                    NAN_TEXEL
+                } else {
+                    (scalar::float_key(raw) ^ self.xor).wrapping_add(self.add)
+                }
+            }
+        }
+    }
+
+    /// The key of the border's R (R35, R37).
+    fn border_key(self, color: [f32; 4], format: Format) -> i32 {
+        let border = Border::new(color, format);
+        match (self.kind, border.r_code) {
+            (RefKind::Unorm, Some(code)) => self.key(code),
+            _ => self.key(border.rgba[0].to_bits()),
+        }
+    }
+}
+
+impl KernelPlan {
+    fn consts(sampler: &Sampler, map: &FuncMap, keys: KeyMap, size: [u32; 2]) -> Consts {
+        let wrap = [
+            sampler.desc.address_u == AddressMode::Wrap,
+            sampler.desc.address_v == AddressMode::Wrap,
+        ];
+        Consts {
+            size256: size.map(|n| (256 * n) as f32),
+            hi: size.map(|n| n as i32 + 2),
+            wrap,
+            any_wrap: wrap[0] || wrap[1],
+            point: false,
+            floor: false,
+            stride: size[0] as i32 + 4,
+            prefetch: false,
+            test: map.test,
+            ref_kind: keys.kind,
+            unorm_max: f64::from(keys.max),
+            ref_xor: keys.xor,
+            ref_add: keys.add - i32::from(map.or_equal),
+        }
+    }
+
+    /// The key image of one level, padded by two texels per side (R28–R37 baked in).
+    fn build(sampler: &Sampler, tex: &Texture, mip: u32, slice: u32, linear: bool) -> Option<Self> {
+        let format = tex.format();
+        let map = FuncMap::new(sampler.desc.comparison_func);
+        let keymap = KeyMap::new(format, map.reverse)?;
+        let [w, h, _] = tex.level_size(mip);
+        let mut consts = Self::consts(sampler, &map, keymap, [w, h]);
+        if !linear {
+            consts.point = true;
+            consts.floor = !sampler.options.legacy_point_rounding; // R26
+        }
+        let pads = |n: u32, mode: AddressMode| -> Vec<Option<u32>> {
+            (-2..i64::from(n) + 2)
+                .map(|t| match address(t, n, mode) {
+                    Addressed::Texel(i) => Some(i),
+                    Addressed::Border => None,
+                })
+                .collect()
+        };
+        let cols = pads(w, sampler.desc.address_u);
+        let rows = pads(h, sampler.desc.address_v);
+        let border = keymap.border_key(sampler.desc.border_color, format);
+        let data = tex.subresource(mip, slice);
+        let bpt = format.bytes_per_texel();
+        let row_keys = |row: Option<u32>| -> Vec<i32> {
+            cols.iter()
+                .map(|col| match (row, col) {
+                    (Some(y), Some(x)) => {
+                        let at = (y as usize * w as usize + *x as usize) * bpt;
+                        keymap.key(format.raw_component(&data[at..at + bpt], 0))
+                    }
+                    _ => border,
+                })
+                .collect()
+        };
+        let pairs = (rows.len() - 1) * cols.len();
+        let mut prev = row_keys(rows[0]);
+        let mut rows_below = rows[1..].iter().map(|&r| row_keys(r));
+        let keys = if keymap.kind == RefKind::Unorm && keymap.max <= u32::from(u16::MAX) {
+            let mut v = Vec::new();
+            v.try_reserve_exact(2 * pairs).ok()?;
+            for cur in rows_below.by_ref() {
+                v.extend(
+                    prev.iter()
+                        .zip(&cur)
+                        .flat_map(|(&a, &b)| [a as u16, b as u16]),
+                );
+                prev = cur;
+            }
+            Keys::U16(v)
+        } else {
+            let mut v = Vec::new();
+            v.try_reserve_exact(2 * pairs).ok()?;
+            advise_huge_pages(&v);
+            for cur in rows_below.by_ref() {
+                v.extend(prev.iter().zip(&cur).flat_map(|(&a, &b)| [a, b]));
+                prev = cur;
+            }
+            Keys::I32(v)
+        };
+        consts.prefetch = keys.bytes() > PREFETCH_BYTES;
+        Some(KernelPlan { consts, keys })
+    }
+
+    /// R62/R108: the resource clamp removed every level; each lookup compares the reference with
+    /// a texel of 0 — a 1×1 level of 0 whose pads are 0 as well.
+    fn empty_set(sampler: &Sampler, format: Format) -> Option<Self> {
+        let map = FuncMap::new(sampler.desc.comparison_func);
+        let keymap = KeyMap::new(format, map.reverse)?;
+        let consts = Self::consts(sampler, &map, keymap, [1, 1]);
+        let zero = keymap.key(0);
+        let len = 2 * 4 * 5;
+        let keys = if keymap.kind == RefKind::Unorm && keymap.max <= u32::from(u16::MAX) {
+            Keys::U16(vec![zero as u16; len])
+        } else {
+            Keys::I32(vec![zero; len])
+        };
+        Some(KernelPlan { consts, keys })
+    }
+}
+
+/// Asks Linux for transparent huge pages on the 2 MiB-aligned part of a large, still untouched
+/// key image (THP is often in `madvise` mode): random lookups over a big map otherwise miss the
+/// TLB on most taps. Advice only; a failure changes nothing.
+#[cfg(target_os = "linux")]
+fn advise_huge_pages<T>(v: &Vec<T>) {
+    unsafe extern "C" {
+        fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: i32) -> i32;
+    }
+    const MADV_HUGEPAGE: i32 = 14;
+    const HUGE: usize = 2 << 20;
+    let start = v.as_ptr() as usize;
+    let end = start + v.capacity() * size_of::<T>();
+    let first = start.next_multiple_of(HUGE);
+    if end >= first + HUGE {
+        let len = (end - first) / HUGE * HUGE;
+        // SAFETY: the range lies inside the vector's own allocation; MADV_HUGEPAGE changes no
+        // contents and no mapping, only how the kernel backs the pages.
+        unsafe { madvise(first as *mut std::ffi::c_void, len, MADV_HUGEPAGE) };
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_huge_pages<T>(_: &Vec<T>) {}
+
+impl CmpBatch<'_> {
+    /// The same batch on another backend (tests and benches); refused when this CPU or build
+    /// cannot run it.
+    pub fn with_backend(mut self, backend: Backend) -> Result<Self, BatchError> {
+        if !backend.is_available() {
+            return Err(BatchError::Unavailable(backend));
+        }
+        self.backend = backend;
+        Ok(self)
+    }
+
+    /// The backend `run` uses.
+    #[must_use]
+    #[inline]
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Which path answers the lookups.
+    #[must_use]
+    pub fn path(&self) -> BatchPath {
+        match self.plan {
+            Plan::Constant(_) => BatchPath::Constant,
+            Plan::Kernel(_) => BatchPath::Kernel,
+            Plan::Reference => BatchPath::Reference,
+        }
+    }
+
+    /// The view element (array slice, R43) a Texture2DArray batch reads; 0 for other views.
+    #[must_use]
+    #[inline]
+    pub fn element(&self) -> u32 {
+        self.element
+    }
+
+    /// `out[i] = sample_cmp_level_zero(tex, [uv[i][0], uv[i][1], slice], refs[i])`, bit for bit.
+    pub fn run(&self, uv: &[[f32; 2]], refs: &[f32], out: &mut [f32]) -> Result<(), BatchError> {
+        if uv.len() != refs.len() || uv.len() != out.len() {
+            return Err(BatchError::Length {
+                uv: uv.len(),
+                refs: refs.len(),
+                out: out.len(),
+            });
+        }
+        crate::zone!("penumbra::CmpBatch::run");
+        crate::plot!("cmp batch lookups", uv.len());
+        self.lookup(uv, refs, out);
+        Ok(())
+    }
+
+    /// Projects world points with `view_proj` and looks them up as [`CmpBatch::run`] does.
+    ///
+    /// Per point `p`, in plain f32 operations (each rounded once, never fused) in exactly this
+    /// order, in every backend: `clip_r = ((m[0][r]·x + m[1][r]·y) + m[2][r]·z) + m[3][r]` for
+    /// the rows r = x, y, z, w (`m[c]` = column c of `view_proj`); `ndc = clip.xyz / clip.w`;
+    /// `u = 0.5·ndc.x + 0.5`; `v = 0.5 − 0.5·ndc.y`; `ref = ndc.z + depth_bias`.
+    pub fn run_projected(
+        &self,
+        view_proj: &glam::Mat4,
+        points: &[glam::Vec3],
+        depth_bias: f32,
+        out: &mut [f32],
+    ) -> Result<(), BatchError> {
+        if points.len() != out.len() {
+            return Err(BatchError::ProjectedLength {
+                points: points.len(),
+                out: out.len(),
+            });
+        }
+        crate::zone!("penumbra::CmpBatch::run_projected");
+        crate::plot!("cmp batch lookups", points.len());
+        let m = view_proj.to_cols_array_2d();
+        let mut uv = [[0.0f32; 2]; PROJECT_CHUNK];
+        let mut refs = [0.0f32; PROJECT_CHUNK];
+        for (pts, out) in points
+            .chunks(PROJECT_CHUNK)
+            .zip(out.chunks_mut(PROJECT_CHUNK))
+        {
+            let n = pts.len();
+            self.project(&m, pts, depth_bias, &mut uv[..n], &mut refs[..n]);
+            self.lookup(&uv[..n], &refs[..n], out);
+        }
+        Ok(())
+    }
+
+    fn project(
+        &self,
+        m: &[[f32; 4]; 4],
+        pts: &[glam::Vec3],
+        bias: f32,
+        uv: &mut [[f32; 2]],
+        refs: &mut [f32],
+    ) {
+        match self.backend {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `with_backend` and `Backend::best` only pick available backends.
+            Backend::Avx2 => unsafe { avx2::project(m, pts, bias, uv, refs) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above.
+            Backend::Avx512 => unsafe { avx512::project(m, pts, bias, uv, refs) },
+            _ => project_points(m, pts, bias, uv, refs),
+        }
+    }
+
+    fn lookup(&self, uv: &[[f32; 2]], refs: &[f32], out: &mut [f32]) {
+        match &self.plan {
+            Plan::Constant(v) => out.fill(*v),
+            Plan::Reference => {
+                let slice = self.element as f32;
+                for ((&[u, v], &r), o) in uv.iter().zip(refs).zip(out.iter_mut()) {
+                    *o = self
+                        .sampler
+                        .sample_cmp_level_zero(Some(self.tex), [u, v, slice], r, ())
+                        .unwrap_or_else(|e| unreachable!("validated by the batch: {e}"));
+                }
+            }
+            Plan::Kernel(k) => {
+                let c = &k.consts;
+                match (&k.keys, self.backend) {
+                    #[cfg(target_arch = "x86_64")]
+                    // SAFETY: only available backends are ever selected; the key image has the
+                    // padded size the constants describe.
+                    (Keys::U16(keys), Backend::Avx2) => unsafe {
+                        avx2::run_u16(c, keys, uv, refs, out)
+                    },
+                    #[cfg(target_arch = "x86_64")]
+                    // SAFETY: as above.
+                    (Keys::I32(keys), Backend::Avx2) => unsafe {
+                        avx2::run_i32(c, keys, uv, refs, out)
+                    },
+                    #[cfg(target_arch = "x86_64")]
+                    // SAFETY: as above.
+                    (Keys::U16(keys), Backend::Avx512) => unsafe {
+                        avx512::run_u16(c, keys, uv, refs, out)
+                    },
+                    #[cfg(target_arch = "x86_64")]
+                    // SAFETY: as above.
+                    (Keys::I32(keys), Backend::Avx512) => unsafe {
+                        avx512::run_i32(c, keys, uv, refs, out)
+                    },
+                    (Keys::U16(keys), _) => scalar::run_u16(c, keys, uv, refs, out),
+                    (Keys::I32(keys), _) => scalar::run_i32(c, keys, uv, refs, out),
+                }
+            }
+        }
+    }
+}
+
+/// The projection of [`CmpBatch::run_projected`], written once so that every backend performs
+/// the same operations in the same order (Rust never fuses a multiply and an add on its own; the
+/// SIMD backends compile this loop with their target features, vectorized but not reordered).
+#[inline(always)]
+pub(crate) fn project_points(
+    m: &[[f32; 4]; 4],
+    pts: &[glam::Vec3],
+    bias: f32,
+    uv: &mut [[f32; 2]],
+    refs: &mut [f32],
+) {
+    for ((p, uv), r) in pts.iter().zip(uv.iter_mut()).zip(refs.iter_mut()) {
+        let row = |i: usize| ((m[0][i] * p.x + m[1][i] * p.y) + m[2][i] * p.z) + m[3][i];
+        let w = row(3);
+        let (x, y, z) = (row(0) / w, row(1) / w, row(2) / w);
+        *uv = [0.5 * x + 0.5, 0.5 - 0.5 * y];
+        *r = z + bias;
+    }
+}
