@@ -169,7 +169,7 @@ fn sampler() -> Sampler {
 fn bench_batch(
     g: &mut BenchmarkGroup<'_, ThreadCpu>,
     name: &str,
-    batch: &CmpBatch<'_>,
+    batch: &CmpBatch,
     uv: &[[f32; 2]],
     refs: &[f32],
 ) {

@@ -16,6 +16,8 @@ struct Args {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run a level designer's Lua script in the sandbox.
+    Run(cli::run::RunArgs),
     /// Evaluate D3D12 sampling cases from a JSON case file.
     Sample(cli::sample::SampleArgs),
     /// Find a template (sprite, tile, UI element) in an image by masked SAD (HLSL msad4).
@@ -25,6 +27,7 @@ enum Command {
 fn main() -> ExitCode {
     let args = Args::parse();
     let result = match &args.command {
+        Command::Run(a) => cli::run::run(a),
         Command::Sample(a) => cli::sample::run(a),
         Command::Match(a) => cli::match_cmd::run(a),
     };

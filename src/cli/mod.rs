@@ -1,4 +1,5 @@
 //! The subcommands of the `penumbra` command, one module each.
 
 pub mod match_cmd;
+pub mod run;
 pub mod sample;

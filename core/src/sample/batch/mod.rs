@@ -113,9 +113,11 @@ pub enum BatchPath {
 /// Built by [`Sampler::cmp_level_zero_batch`]; see the [module docs](self) for what it resolves
 /// up front and what construction costs.
 #[derive(Debug)]
-pub struct CmpBatch<'a> {
-    sampler: &'a Sampler,
-    tex: &'a Texture,
+pub struct CmpBatch {
+    /// A copy of the sampler (samplers are small and `Copy`).
+    sampler: Sampler,
+    /// A clone of the texture (its storage is shared).
+    tex: Texture,
     /// The view element (R43, already clamped) the lookups read.
     element: u32,
     backend: Backend,
@@ -246,11 +248,7 @@ impl Sampler {
     /// Validates like [`Sampler::sample_cmp`] (R17 pairing, R77 dimension and format, R18) and
     /// resolves what `sample_c_lz` keeps constant across lookups. May copy the sampled level into
     /// a key image (O(texels); see the [module docs](crate::sample::batch)).
-    pub fn cmp_level_zero_batch<'a>(
-        &'a self,
-        tex: &'a Texture,
-        slice: u32,
-    ) -> Result<CmpBatch<'a>, SampleError> {
+    pub fn cmp_level_zero_batch(&self, tex: &Texture, slice: u32) -> Result<CmpBatch, SampleError> {
         crate::zone!("penumbra::cmp_level_zero_batch");
         self.check_kind("sample_c", true)?;
         self.check_compare_target("sample_c", tex)?;
@@ -259,8 +257,8 @@ impl Sampler {
         let element = Self::element(tex, &coord);
         let plan = self.plan(tex, element);
         Ok(CmpBatch {
-            sampler: self,
-            tex,
+            sampler: *self,
+            tex: tex.clone(),
             element,
             backend: Backend::best(),
             plan,
@@ -528,7 +526,7 @@ fn advise_huge_pages<T>(v: &Vec<T>) {
 #[cfg(not(target_os = "linux"))]
 fn advise_huge_pages<T>(_: &Vec<T>) {}
 
-impl CmpBatch<'_> {
+impl CmpBatch {
     /// The same batch on another backend (tests and benches); refused when this CPU or build
     /// cannot run it.
     pub fn with_backend(mut self, backend: Backend) -> Result<Self, BatchError> {
@@ -640,7 +638,7 @@ impl CmpBatch<'_> {
                 for ((&[u, v], &r), o) in uv.iter().zip(refs).zip(out.iter_mut()) {
                     *o = self
                         .sampler
-                        .sample_cmp_level_zero(Some(self.tex), [u, v, slice], r, ())
+                        .sample_cmp_level_zero(Some(&self.tex), [u, v, slice], r, ())
                         .unwrap_or_else(|e| unreachable!("validated by the batch: {e}"));
                 }
             }

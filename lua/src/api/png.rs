@@ -1,0 +1,229 @@
+//! PNG in and out: `penumbra.loadTexture(path [, options])` reads under the script root,
+//! `tex:save(path [, options])` writes under the output folder.
+//!
+//! Loading: 8-bit gray → `R8_UNORM`, 16-bit gray → `R16_UNORM`, anything else → `R8G8B8A8_UNORM`.
+//! Saving: `R8_UNORM` → 8-bit gray and `R8G8B8A8_UNORM` → 8-bit RGBA, byte for byte; every other
+//! format writes its red channel as 8-bit gray, mapping `[min, max]` linearly onto `0..255`
+//! (rounded, clamped; NaN → 0). `min`/`max` default to the smallest and largest finite red value
+//! of the saved level, and a flat level saves as 0.
+
+use std::io::Cursor;
+
+use image::{ExtendedColorType, ImageEncoder, ImageFormat, ImageReader, Limits};
+use mlua::{Lua, Table, UserDataMethods, Value};
+use penumbra_core::texture::MipFilter;
+use penumbra_core::{Dimension, Format, Texture, TextureDesc};
+
+use super::texture::{mip_filter, new_texture};
+use super::{Call, LuaTexture, function, method};
+use crate::host::Host;
+
+/// The largest PNG edge: D3D12's 2D limit.
+const MAX_EDGE: u32 = penumbra_core::texture::limits::MAX_EDGE_2D;
+
+pub(super) fn register(lua: &Lua, module: &Table) -> mlua::Result<()> {
+    module.raw_set(
+        "loadTexture",
+        function(lua, "penumbra.loadTexture", load_texture)?,
+    )?;
+    Ok(())
+}
+
+pub(super) fn add_save<M: UserDataMethods<LuaTexture>>(methods: &mut M) {
+    method(methods, "save", "Texture:save", save);
+}
+
+/// Reads an options table's known keys; unknown keys are errors.
+fn options(call: &Call<'_>, i: usize, keys: &[&str]) -> mlua::Result<Option<Table>> {
+    let Some(t) = call.opt(i, |v| call.table_of("options", v))? else {
+        return Ok(None);
+    };
+    for pair in t.pairs::<Value, Value>() {
+        let (key, _) = pair?;
+        let known = match &key {
+            Value::String(s) => s.to_str().is_ok_and(|s| keys.contains(&&*s)),
+            _ => false,
+        };
+        if !known {
+            return Err(call.error(format!(
+                "options: unknown field {}; expected {}",
+                super::describe(&key),
+                keys.join(", ")
+            )));
+        }
+    }
+    Ok(Some(t))
+}
+
+/// `penumbra.loadTexture(path [, {mipLevels = n | "full", mipFilter = "average"}])`.
+fn load_texture(call: &Call<'_>) -> mlua::Result<LuaTexture> {
+    penumbra_core::zone!("penumbra_lua::loadTexture");
+    let rel = call.string(0, "path")?;
+    let opts = options(call, 1, &["mipLevels", "mipFilter"])?;
+    let host = Host::of(call.lua);
+    let root = host
+        .root
+        .as_ref()
+        .ok_or_else(|| call.error("this Lua state has no script root, so no file access"))?;
+    let path = root
+        .read_path(&rel)
+        .map_err(|e| call.error(format!("path: {e}")))?;
+    let bytes = std::fs::read(&path).map_err(|e| call.error(format!("{rel}: {e}")))?;
+    let mut reader = ImageReader::new(Cursor::new(bytes));
+    reader.set_format(ImageFormat::Png);
+    let mut limits = Limits::default();
+    limits.max_image_width = Some(MAX_EDGE);
+    limits.max_image_height = Some(MAX_EDGE);
+    reader.limits(limits);
+    let image = reader
+        .decode()
+        .map_err(|e| call.error(format!("{rel}: not a PNG penumbra can read: {e}")))?;
+    let (width, height) = (image.width(), image.height());
+    let (format, level0): (Format, Vec<u8>) = match image {
+        image::DynamicImage::ImageLuma8(gray) => (Format::R8Unorm, gray.into_raw()),
+        image::DynamicImage::ImageLuma16(gray) => (
+            Format::R16Unorm,
+            gray.into_raw()
+                .iter()
+                .flat_map(|c| c.to_le_bytes())
+                .collect(),
+        ),
+        other => (Format::R8G8B8A8Unorm, other.into_rgba8().into_raw()),
+    };
+    let mut desc = TextureDesc::new_2d(format, width, height);
+    let (mips, filter) = match &opts {
+        Some(o) => {
+            let mips = match o.raw_get::<Value>("mipLevels")? {
+                Value::Nil => 1,
+                Value::String(s) if s.to_str().is_ok_and(|s| &*s == "full") => desc
+                    .full_mip_count()
+                    .min(penumbra_core::texture::limits::MAX_MIP_LEVELS),
+                v => call.index_of("options.mipLevels", &v)?,
+            };
+            (
+                mips,
+                mip_filter(call, "options.mipFilter", &o.raw_get("mipFilter")?)?,
+            )
+        }
+        None => (1, MipFilter::Average),
+    };
+    desc.mip_levels = mips;
+    new_texture(call, desc, || {
+        if mips == 1 {
+            return Texture::new(desc, level0);
+        }
+        let mut all = vec![0u8; usize::try_from(desc.total_bytes()).unwrap_or(usize::MAX)];
+        all[..level0.len()].copy_from_slice(&level0);
+        Ok(Texture::new(desc, all)?.generate_mips(filter))
+    })
+}
+
+/// `tex:save(path [, {mip = 0, slice = 0, min = lo, max = hi}])` → the path written, as shown.
+fn save(call: &Call<'_>, this: &LuaTexture) -> mlua::Result<String> {
+    penumbra_core::zone!("penumbra_lua::save");
+    let rel = call.string(0, "path")?;
+    let opts = options(call, 1, &["mip", "slice", "min", "max"])?;
+    let get = |key: &str| -> mlua::Result<Value> {
+        Ok(match &opts {
+            Some(o) => o.raw_get(key)?,
+            None => Value::Nil,
+        })
+    };
+    let d = *this.desc();
+    let mip = match get("mip")? {
+        Value::Nil => 0,
+        v => call.index_of("options.mip", &v)?,
+    };
+    let slice = match get("slice")? {
+        Value::Nil => 0,
+        v => call.index_of("options.slice", &v)?,
+    };
+    if mip >= d.mip_levels {
+        return Err(call.error(format!(
+            "options.mip = {mip}: the texture has {} mip level(s)",
+            d.mip_levels
+        )));
+    }
+    let [w, h, depth] = d.level_size(mip);
+    let (resource_slice, z) = if d.dimension == Dimension::Texture3D {
+        (0, slice)
+    } else {
+        (slice, 0)
+    };
+    if resource_slice >= d.array_size || z >= depth {
+        return Err(call.error(format!(
+            "options.slice = {slice}: the texture has {} slice(s) (depth {depth} at mip {mip})",
+            d.array_size
+        )));
+    }
+    let range = |key: &str| -> mlua::Result<Option<f32>> {
+        match get(key)? {
+            Value::Nil => Ok(None),
+            v => Ok(Some(call.number_of(&format!("options.{key}"), &v)? as f32)),
+        }
+    };
+    let (lo, hi) = (range("min")?, range("max")?);
+    let texture = this.texture().map_err(|e| call.error(e))?;
+    let level = texture.subresource(mip, resource_slice);
+    let plane = (w as usize) * (h as usize) * d.format.bytes_per_texel();
+    let plane = &level[z as usize * plane..(z as usize + 1) * plane];
+    let (pixels, color) = match d.format {
+        Format::R8Unorm => (plane.to_vec(), ExtendedColorType::L8),
+        Format::R8G8B8A8Unorm => (plane.to_vec(), ExtendedColorType::Rgba8),
+        f => (gray(f, plane, lo, hi), ExtendedColorType::L8),
+    };
+    let host = Host::of(call.lua);
+    let out = host.out.as_ref().ok_or_else(|| {
+        call.error("no output folder: the host did not allow this script to write files")
+    })?;
+    let path = out
+        .write_path(&rel)
+        .map_err(|e| call.error(format!("path: {e}")))?;
+    let mut png = Vec::new();
+    image::codecs::png::PngEncoder::new(&mut png)
+        .write_image(&pixels, w, h, color)
+        .map_err(|e| call.error(format!("{rel}: {e}")))?;
+    std::fs::write(&path, png).map_err(|e| call.error(format!("{rel}: {e}")))?;
+    Ok(out.show(&path).display().to_string())
+}
+
+/// The red channel of `plane` as 8-bit gray, `[lo, hi]` → `0..255` (defaults: the finite
+/// extremes).
+fn gray(format: Format, plane: &[u8], lo: Option<f32>, hi: Option<f32>) -> Vec<u8> {
+    let bpt = format.bytes_per_texel();
+    let red: Vec<f32> = plane.chunks_exact(bpt).map(|t| format.load(t)[0]).collect();
+    let finite = || red.iter().copied().filter(|v| v.is_finite());
+    let lo = lo.unwrap_or_else(|| finite().fold(f32::INFINITY, f32::min));
+    let hi = hi.unwrap_or_else(|| finite().fold(f32::NEG_INFINITY, f32::max));
+    let span = f64::from(hi) - f64::from(lo);
+    red.iter()
+        .map(|&v| {
+            if v.is_nan() || span.is_nan() || span <= 0.0 {
+                return 0;
+            }
+            let t = (f64::from(v) - f64::from(lo)) / span;
+            (t * 255.0).round().clamp(0.0, 255.0) as u8
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float_levels_map_their_finite_extremes_onto_the_gray_range() {
+        let values = [0.5f32, 1.0, 0.75, f32::NAN, f32::INFINITY];
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(
+            gray(Format::R32Float, &bytes, None, None),
+            [0, 255, 128, 0, 255]
+        );
+        assert_eq!(
+            gray(Format::R32Float, &bytes, Some(0.0), Some(2.0)),
+            [64, 128, 96, 0, 255]
+        );
+        let flat = 0.25f32.to_le_bytes().repeat(3);
+        assert_eq!(gray(Format::R32Float, &flat, None, None), [0, 0, 0]);
+    }
+}

@@ -1,0 +1,259 @@
+//! [`Runtime`]: one sandboxed Lua state with the `penumbra` module, for untrusted scripts.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::Duration;
+
+use mlua::chunk::ChunkMode;
+use mlua::{FromLuaMulti, Lua};
+
+use crate::error::{LuaSetupError, ScriptError, ScriptErrorKind, megabytes};
+use crate::host::Host;
+use crate::paths::Jail;
+use crate::{profile, sandbox};
+
+/// What a [`Runtime`] allows a script: where it reads, where it writes, how much memory and how
+/// much time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuntimeOptions {
+    /// The script root: `require` and `penumbra.loadTexture` reach only files below it.
+    pub root: PathBuf,
+    /// The only folder `tex:save` writes to (created on the first write); `None` forbids writes.
+    pub out_dir: Option<PathBuf>,
+    /// Bytes the Lua heap may use; live textures get a budget of the same size of their own.
+    pub max_memory: usize,
+    /// How long one run (`run_file`, `run_str`, `eval`) may take.
+    pub timeout: Duration,
+}
+
+impl RuntimeOptions {
+    /// The default memory limit: 256 MB.
+    pub const DEFAULT_MAX_MEMORY: usize = 256 << 20;
+    /// The default timeout: 10 s.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+    /// Options for scripts under `root`: no output folder, 256 MB, 10 s.
+    #[must_use]
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self {
+            root: root.into(),
+            out_dir: None,
+            max_memory: Self::DEFAULT_MAX_MEMORY,
+            timeout: Self::DEFAULT_TIMEOUT,
+        }
+    }
+
+    /// Lets scripts write below `dir`.
+    #[must_use]
+    pub fn out_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.out_dir = Some(dir.into());
+        self
+    }
+
+    /// Sets the memory limit in bytes.
+    #[must_use]
+    pub fn max_memory(mut self, bytes: usize) -> Self {
+        self.max_memory = bytes;
+        self
+    }
+
+    /// Sets the time limit of one run.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+}
+
+/// A sandboxed Lua state (Luau, or Lua 5.4 with the `lua54` feature) with the global `penumbra`.
+///
+/// * Luau runs in its sandbox (read-only libraries and globals, a per-script environment);
+///   both flavours lose `io`, `load`/`loadstring`/`dofile`/`loadfile`, `debug`, `package` and
+///   all of `os` but `clock`, `time`, `date`, `difftime`.
+/// * The Lua heap is capped at `max_memory`; textures have a budget of the same size.
+/// * Each run has a deadline of `timeout`, enforced by Luau's interrupt or a Lua 5.4 count hook
+///   (and checked inside long API loops).
+/// * `require` and file reads stay under the root, writes under the output folder.
+///
+/// Runs share one state: globals a script sets are seen by the next run.
+pub struct Runtime {
+    lua: Lua,
+    host: Rc<Host>,
+    options: RuntimeOptions,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Runtime {
+    /// Builds the sandboxed state. Fails if the root is not an existing folder or a limit is
+    /// unusable.
+    pub fn new(options: RuntimeOptions) -> Result<Self, LuaSetupError> {
+        if options.timeout.is_zero() {
+            return Err(LuaSetupError::Limit(
+                "the timeout must be longer than zero".into(),
+            ));
+        }
+        let root = Jail::existing(options.root.clone()).map_err(|source| {
+            if source.kind() == std::io::ErrorKind::NotADirectory {
+                LuaSetupError::RootNotFolder(options.root.clone())
+            } else {
+                LuaSetupError::Root {
+                    path: options.root.clone(),
+                    source,
+                }
+            }
+        })?;
+        let out = options.out_dir.clone().map(Jail::created_on_write);
+        let host = Rc::new(Host::new(Some(root), out, options.max_memory));
+        let lua = sandbox::new_lua().map_err(setup)?;
+        lua.set_app_data(Rc::clone(&host));
+        sandbox::prune_globals(&lua).map_err(setup)?;
+        let globals = lua.globals();
+        globals
+            .raw_set("penumbra", crate::api::module(&lua).map_err(setup)?)
+            .map_err(setup)?;
+        globals
+            .raw_set(
+                "require",
+                crate::require::require_function(&lua).map_err(setup)?,
+            )
+            .map_err(setup)?;
+        sandbox::install_deadline(&lua, Rc::clone(&host)).map_err(setup)?;
+        sandbox::guard_protected_calls(&lua, Rc::clone(&host)).map_err(setup)?;
+        #[cfg(feature = "luau")]
+        lua.sandbox(true).map_err(setup)?;
+        let used = lua.used_memory();
+        if options.max_memory <= used {
+            return Err(LuaSetupError::Limit(format!(
+                "a memory limit of {} is below the {used} bytes a bare Lua state takes",
+                megabytes(options.max_memory)
+            )));
+        }
+        lua.set_memory_limit(options.max_memory).map_err(setup)?;
+        Ok(Self { lua, host, options })
+    }
+
+    /// Runs the script file at `path` (relative to the working folder; it must lie under the
+    /// root). Errors name the file as given, e.g. `scripts/level1.luau:12: ...`.
+    pub fn run_file(&self, path: impl AsRef<Path>) -> Result<(), ScriptError> {
+        let path = path.as_ref();
+        let shown = path.display().to_string();
+        let canonical = path
+            .canonicalize()
+            .map_err(|e| ScriptError::io(&shown, format!("cannot read the script: {e}")))?;
+        if let Some(root) = &self.host.root {
+            root.check_inside(&canonical, path).map_err(|_| {
+                ScriptError::io(
+                    &shown,
+                    format!(
+                        "the script lies outside its root {}",
+                        root.shown().display()
+                    ),
+                )
+            })?;
+        }
+        let source = std::fs::read_to_string(&canonical)
+            .map_err(|e| ScriptError::io(&shown, format!("cannot read the script: {e}")))?;
+        let chunk = format!("@{shown}");
+        if let Some(dir) = canonical.parent() {
+            self.host
+                .chunk_dirs
+                .borrow_mut()
+                .insert(chunk.clone(), dir.to_path_buf());
+        }
+        self.execute::<()>(&source, &chunk, &shown)
+    }
+
+    /// Runs `source` as a script named `name` (errors say `name:line: ...`; `require("./x")`
+    /// resolves against the root).
+    pub fn run_str(&self, source: &str, name: &str) -> Result<(), ScriptError> {
+        self.eval(source, name)
+    }
+
+    /// Runs `source` as a script named `name` and converts what it returns.
+    pub fn eval<R: FromLuaMulti>(&self, source: &str, name: &str) -> Result<R, ScriptError> {
+        self.execute(source, &format!("@{name}"), name)
+    }
+
+    /// The Lua state, for hosts that add their own functions or call script functions (calls
+    /// made outside a run have no deadline).
+    #[must_use]
+    pub fn lua(&self) -> &Lua {
+        &self.lua
+    }
+
+    /// The options the runtime was built with.
+    #[must_use]
+    pub fn options(&self) -> &RuntimeOptions {
+        &self.options
+    }
+
+    fn execute<R: FromLuaMulti>(
+        &self,
+        source: &str,
+        chunk: &str,
+        shown: &str,
+    ) -> Result<R, ScriptError> {
+        let _span = profile::span(shown, "penumbra_lua::run", shown, 0);
+        self.host.start_run(self.options.timeout);
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            self.lua
+                .load(source)
+                .set_name(chunk)
+                .set_mode(ChunkMode::Text)
+                .eval::<R>()
+        }));
+        let timed_out = self.host.end_run();
+        match result {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => {
+                let mut err = ScriptError::from_lua(&e, shown, self.options.max_memory);
+                if timed_out {
+                    err.kind = ScriptErrorKind::Timeout;
+                }
+                self.untruncate(&mut err);
+                Err(err)
+            }
+            Err(_) => Err(ScriptError {
+                kind: ScriptErrorKind::Runtime,
+                file: Some(shown.to_owned()),
+                line: None,
+                message: "internal error: a Rust panic stopped the script (please report it)"
+                    .into(),
+                traceback: None,
+            }),
+        }
+    }
+}
+
+impl Runtime {
+    /// Lua 5.4 cuts long file names in its messages to `...tail`; restores the full name of a
+    /// chunk this runtime loaded.
+    fn untruncate(&self, err: &mut ScriptError) {
+        let Some(tail) = err.file.as_deref().and_then(|f| f.strip_prefix("...")) else {
+            return;
+        };
+        let full = self
+            .host
+            .chunk_dirs
+            .borrow()
+            .keys()
+            .filter_map(|chunk| chunk.strip_prefix('@'))
+            .find(|name| name.ends_with(tail))
+            .map(str::to_owned);
+        if full.is_some() {
+            err.file = full;
+        }
+    }
+}
+
+fn setup(e: mlua::Error) -> LuaSetupError {
+    LuaSetupError::Lua(e.to_string())
+}

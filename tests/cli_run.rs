@@ -1,0 +1,95 @@
+//! `penumbra run` as a user runs it: a script prints and writes pictures; a broken script gives
+//! one `penumbra: file:line: message` line and exit code 1.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn penumbra(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_penumbra"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run penumbra");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A fresh folder for one test with `scripts/NAME` holding `text`.
+fn scene(test: &str, name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir()
+        .join(format!("penumbra-cli-run-{}", std::process::id()))
+        .join(test);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("scripts")).unwrap();
+    std::fs::write(dir.join("scripts").join(name), text).unwrap();
+    dir
+}
+
+#[test]
+fn a_script_prints_and_writes_to_the_output_folder() {
+    let dir = scene(
+        "prints",
+        "level1.luau",
+        r#"local depth = penumbra.texture({ format = "R32_FLOAT", width = 2, height = 2,
+                                          data = { 0.3, 0.6, 0.6, 0.9 } })
+local pcf = penumbra.sampler({ filter = "COMPARISON_MIN_MAG_LINEAR_MIP_POINT",
+                               comparisonFunc = "LESS_EQUAL" })
+print("lit", pcf:sampleCmpLevelZero(depth, { 0.5, 0.5 }, 0.5))
+print(depth:save("depth.png"))
+"#,
+    );
+    let (code, stdout, stderr) = penumbra(&dir, &["run", "scripts/level1.luau"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("lit\t0.75"), "{stdout}");
+    assert!(stdout.contains("penumbra-out/depth.png"), "{stdout}");
+    assert!(dir.join("penumbra-out/depth.png").is_file());
+}
+
+#[test]
+fn a_syntax_error_gives_file_line_and_exit_1() {
+    let dir = scene("syntax", "broken.luau", "local ok = 1\nlocal = 2\n");
+    let (code, stdout, stderr) = penumbra(&dir, &["run", "scripts/broken.luau"]);
+    assert_eq!(code, Some(1));
+    assert!(stdout.is_empty());
+    assert!(
+        stderr.starts_with("penumbra: scripts/broken.luau:2: "),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
+#[test]
+fn a_runtime_error_names_the_api_function() {
+    let dir = scene(
+        "runtime",
+        "bad.luau",
+        "\n\npenumbra.sampler({ filter = 'LINEAR_PLEASE' })\n",
+    );
+    let (code, _, stderr) = penumbra(&dir, &["run", "scripts/bad.luau"]);
+    assert_eq!(code, Some(1));
+    assert!(
+        stderr.starts_with("penumbra: scripts/bad.luau:3: penumbra.sampler: desc.filter:"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
+#[test]
+fn limits_and_the_root_come_from_the_command_line() {
+    let dir = scene("limits", "spin.luau", "while true do end\n");
+    let (code, _, stderr) = penumbra(&dir, &["run", "scripts/spin.luau", "--timeout", "0.2"]);
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("timeout"), "{stderr}");
+    let (code, _, stderr) = penumbra(&dir, &["run", "scripts/spin.luau", "--root", "elsewhere"]);
+    assert_eq!(code, Some(1));
+    assert!(
+        stderr.starts_with("penumbra: script root elsewhere"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = penumbra(&dir, &["run", "scripts/spin.luau", "--timeout", "0"]);
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("--timeout"), "{stderr}");
+}
