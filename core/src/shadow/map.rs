@@ -274,20 +274,14 @@ impl ShadowMap {
         Some([0.5 * ndc.x + 0.5, 0.5 - 0.5 * ndc.y, ndc.z])
     }
 
-    /// How lit `point` is by this map's light, in [0, 1]: 1 in the open, 0 in full shadow,
-    /// fractions at PCF-softened edges. `normal` (the receiver's surface normal, if any) enables
-    /// normal-offset bias. Points outside the map's depth range, behind the light, or outside
-    /// every cascade are unshadowed (1); points outside the map's uv range take the sampler's
-    /// border (OPAQUE_WHITE: lit).
-    #[must_use]
-    pub fn lit_fraction(&self, point: Vec3, normal: Option<Vec3>, kernel: PcfKernel) -> f32 {
-        crate::zone!("penumbra::shadow::lit_fraction");
+    /// The biased receiver position of `point` in the map: (slice, biased point, u, v, depth),
+    /// or `None` when the point is unshadowed by definition (non-finite, behind the light,
+    /// outside every cascade or outside the map's depth range).
+    fn receiver(&self, point: Vec3, normal: Option<Vec3>) -> Option<(usize, Vec3, [f32; 3])> {
         if !point.is_finite() {
-            return 1.0;
+            return None;
         }
-        let Some(slice) = self.slice_for(point) else {
-            return 1.0;
-        };
+        let slice = self.slice_for(point)?;
         let mut p = point;
         if let Some(n) = normal.filter(|n| n.is_finite() && n.length_squared() > 0.0) {
             // Normal-offset bias: a number of texels, measured at the receiver's depth for
@@ -305,12 +299,21 @@ impl ShadowMap {
             LightSource::Position(q) => (q - p).normalize_or_zero(),
         };
         p += towards * self.bias.receiver;
-        let Some([u, v, z]) = self.project(slice, p) else {
+        let uvz = self.project(slice, p)?;
+        (0.0..=1.0).contains(&uvz[2]).then_some((slice, p, uvz))
+    }
+
+    /// How lit `point` is by this map's light, in [0, 1]: 1 in the open, 0 in full shadow,
+    /// fractions at PCF-softened edges. `normal` (the receiver's surface normal, if any) enables
+    /// normal-offset bias. Points outside the map's depth range, behind the light, or outside
+    /// every cascade are unshadowed (1); points outside the map's uv range take the sampler's
+    /// border (OPAQUE_WHITE: lit).
+    #[must_use]
+    pub fn lit_fraction(&self, point: Vec3, normal: Option<Vec3>, kernel: PcfKernel) -> f32 {
+        crate::zone!("penumbra::shadow::lit_fraction");
+        let Some((slice, p, [u, v, z])) = self.receiver(point, normal) else {
             return 1.0;
         };
-        if !(0.0..=1.0).contains(&z) {
-            return 1.0;
-        }
         let reference = z;
         let offsets = kernel.offsets();
         let texel = 1.0 / self.resolution as f32;

@@ -1,0 +1,253 @@
+//! Light probes: how lit is this entity, light by light.
+//!
+//! A [`LightProbe`] is a handful of points around its entity (offsets in the entity's local
+//! space, so they turn and scale with it). In
+//! [`PenumbraSystems::Query`] the [`LightProbePlugin`] samples
+//! every light's shadow map at those points — with the light's own sampler and PCF kernel, as
+//! the game's shadow shader does — and writes the result to the entity's [`Exposure`]:
+//!
+//! * per light ([`LightExposure`]): the fraction of the light that gets through
+//!   (`lit_fraction`), the light that arrives (`irradiance`), and what would arrive with no
+//!   occluders (`unshadowed`);
+//! * the total over all lights, and the overall [`Exposure::lit_fraction`].
+//!
+//! A light counts only at points inside its map (a directional map's square, a spot light's
+//! cone, a point light's range). Probes are updated in parallel (`par_iter_mut` on the
+//! `ComputeTaskPool`), and only when they moved, changed, or a shadow map was re-rendered;
+//! [`Exposure`] is marked changed only when its value changes.
+//!
+//! ```
+//! use bevy_app::App;
+//! use bevy_ecs::prelude::*;
+//! use bevy_penumbra::prelude::*;
+//! use bevy_transform::prelude::*;
+//! use glam::Vec3;
+//!
+//! let mut app = App::new();
+//! app.add_plugins((bevy_app::TaskPoolPlugin::default(), TransformPlugin, PenumbraPlugin::default()));
+//! app.world_mut().spawn((Occluder::cuboid(Vec3::new(20.0, 1.0, 20.0)), Transform::from_xyz(0.0, -0.5, 0.0)));
+//! app.world_mut().spawn((Occluder::cuboid(Vec3::splat(2.0)), Transform::from_xyz(0.0, 3.0, 0.0)));
+//! app.world_mut().spawn((
+//!     ShadowLight::directional(1.0).with_resolution(512),
+//!     Transform::default().looking_to(Vec3::NEG_Y, Vec3::Z),
+//! ));
+//! let under = app.world_mut().spawn((LightProbe::point(), Transform::from_xyz(0.0, 0.5, 0.0))).id();
+//! let open = app.world_mut().spawn((LightProbe::point(), Transform::from_xyz(6.0, 0.5, 0.0))).id();
+//! app.update();
+//! assert_eq!(app.world().get::<Exposure>(under).unwrap().total(), 0.0);
+//! assert_eq!(app.world().get::<Exposure>(open).unwrap().total(), 1.0);
+//! ```
+
+mod batch;
+
+pub(crate) use batch::evaluate;
+pub use batch::{BATCH, lit_fractions};
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Instant;
+
+use bevy_app::{App, Plugin, PostUpdate};
+use bevy_ecs::batching::BatchingStrategy;
+use bevy_ecs::prelude::*;
+use bevy_ecs::schedule::{InternedScheduleLabel, ScheduleLabel};
+use bevy_transform::components::{GlobalTransform, Transform};
+use glam::Vec3;
+
+use crate::shadow::ShadowMaps;
+use crate::{PenumbraDiagnostics, PenumbraSystems};
+
+/// Points around an entity where its light is measured.
+#[derive(Component, Clone, Debug, PartialEq)]
+#[require(Transform, Exposure)]
+pub struct LightProbe {
+    /// Probe points in the entity's local space (transformed by its `GlobalTransform`).
+    pub offsets: Vec<Vec3>,
+    /// World-space normal of the surface the probe lies on, if any (normal-offset bias).
+    pub normal: Option<Vec3>,
+}
+
+impl LightProbe {
+    /// One point at the entity's origin.
+    #[must_use]
+    pub fn point() -> LightProbe {
+        LightProbe::new([Vec3::ZERO])
+    }
+
+    /// Points at these local offsets.
+    #[must_use]
+    pub fn new(offsets: impl IntoIterator<Item = Vec3>) -> LightProbe {
+        LightProbe {
+            offsets: offsets.into_iter().collect(),
+            normal: None,
+        }
+    }
+
+    /// A standing body of `height` whose origin is at its feet: ankles, waist, chest and head.
+    #[must_use]
+    pub fn body(height: f32) -> LightProbe {
+        LightProbe::new([0.1, 0.5, 0.75, 0.95].map(|f| Vec3::new(0.0, f * height, 0.0)))
+    }
+
+    /// The same points on a surface facing `normal` (world space).
+    #[must_use]
+    pub fn with_normal(mut self, normal: Vec3) -> LightProbe {
+        self.normal = Some(normal);
+        self
+    }
+}
+
+impl Default for LightProbe {
+    fn default() -> Self {
+        LightProbe::point()
+    }
+}
+
+/// One light's share of a probe's [`Exposure`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LightExposure {
+    /// The light's entity.
+    pub light: Entity,
+    /// The fraction of this light's unshadowed light that arrives, 0 (in its shadow) to 1.
+    pub lit_fraction: f32,
+    /// Light that arrives (intensity × falloff × cone × lit), averaged over the probe's points.
+    pub irradiance: f32,
+    /// Light that would arrive with no occluders, averaged over the probe's points.
+    pub unshadowed: f32,
+}
+
+/// How much light reaches a [`LightProbe`], updated by the [`LightProbePlugin`].
+#[derive(Component, Clone, Debug, Default, PartialEq)]
+pub struct Exposure {
+    lights: Vec<LightExposure>,
+    total: f32,
+    unshadowed: f32,
+}
+
+impl Exposure {
+    /// Light arriving from every light (the sum of their `irradiance`).
+    #[must_use]
+    pub fn total(&self) -> f32 {
+        self.total
+    }
+
+    /// Light that would arrive with no occluders.
+    #[must_use]
+    pub fn unshadowed(&self) -> f32 {
+        self.unshadowed
+    }
+
+    /// The fraction of the light that could arrive that does (`total / unshadowed`); `None` when
+    /// no light reaches the probe.
+    #[must_use]
+    pub fn lit_fraction(&self) -> Option<f32> {
+        (self.unshadowed > 0.0).then(|| self.total / self.unshadowed)
+    }
+
+    /// Each light that reaches the probe, in entity order.
+    #[must_use]
+    pub fn lights(&self) -> &[LightExposure] {
+        &self.lights
+    }
+
+    /// The share of one light, if it reaches the probe.
+    #[must_use]
+    pub fn light(&self, light: Entity) -> Option<&LightExposure> {
+        self.lights.iter().find(|l| l.light == light)
+    }
+
+    /// Recomputes from `maps` at world `points`.
+    pub(crate) fn evaluate(&mut self, maps: &ShadowMaps, points: &[Vec3], normal: Option<Vec3>) {
+        self.lights.clear();
+        let lights = &mut self.lights;
+        (self.total, self.unshadowed) = evaluate(maps, points, normal, |l| lights.push(l));
+    }
+}
+
+/// Updates every [`Exposure`] (part of [`PenumbraPlugin`](crate::PenumbraPlugin)).
+#[derive(Clone, Debug)]
+pub struct LightProbePlugin {
+    /// The schedule the system runs in.
+    pub schedule: InternedScheduleLabel,
+}
+
+impl LightProbePlugin {
+    /// The plugin for `schedule`.
+    #[must_use]
+    pub fn new(schedule: impl ScheduleLabel) -> Self {
+        LightProbePlugin {
+            schedule: schedule.intern(),
+        }
+    }
+}
+
+impl Default for LightProbePlugin {
+    fn default() -> Self {
+        LightProbePlugin::new(PostUpdate)
+    }
+}
+
+impl Plugin for LightProbePlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<ShadowMaps>()
+            .init_resource::<PenumbraDiagnostics>()
+            .add_systems(
+                self.schedule,
+                update_exposure.in_set(PenumbraSystems::Query),
+            );
+    }
+
+    fn finish(&self, _app: &mut App) {
+        crate::plugin::ensure_compute_task_pool();
+    }
+}
+
+/// Per-task scratch: the probe's world points and the new exposure.
+#[derive(Default)]
+struct Scratch {
+    points: Vec<Vec3>,
+    exposure: Exposure,
+}
+
+/// Recomputes the [`Exposure`] of every probe that moved or changed, or of all probes when a
+/// shadow map changed, in parallel.
+pub fn update_exposure(
+    maps: Res<ShadowMaps>,
+    mut probes: Query<(Ref<GlobalTransform>, Ref<LightProbe>, Mut<Exposure>)>,
+    mut diagnostics: ResMut<PenumbraDiagnostics>,
+) {
+    penumbra_core::zone!("bevy_penumbra::update_exposure");
+    let start = Instant::now();
+    let maps_changed = maps.is_changed();
+    let updated = AtomicU32::new(0);
+    let points = AtomicU32::new(0);
+    // Probes cost what the lights reaching them cost: smaller batches even out the threads.
+    let batching = BatchingStrategy::new()
+        .batches_per_thread(4)
+        .min_batch_size(32);
+    probes
+        .par_iter_mut()
+        .batching_strategy(batching)
+        .for_each_init(
+            Scratch::default,
+            |scratch, (transform, probe, mut exposure)| {
+                if !maps_changed && !transform.is_changed() && !probe.is_changed() {
+                    return;
+                }
+                scratch.points.clear();
+                scratch
+                    .points
+                    .extend(probe.offsets.iter().map(|&o| transform.transform_point(o)));
+                scratch
+                    .exposure
+                    .evaluate(&maps, &scratch.points, probe.normal);
+                if *exposure != scratch.exposure {
+                    std::mem::swap(&mut *exposure, &mut scratch.exposure);
+                }
+                updated.fetch_add(1, Ordering::Relaxed);
+                points.fetch_add(scratch.points.len() as u32, Ordering::Relaxed);
+            },
+        );
+    diagnostics.probes_updated = updated.into_inner();
+    diagnostics.probe_points = points.into_inner();
+    diagnostics.update_exposure = start.elapsed();
+}

@@ -1,0 +1,351 @@
+//! Line of sight: what guards, cameras and turrets can see.
+//!
+//! A [`Viewer`] is an eye at its entity's `GlobalTransform`, looking along the forward axis (−Z)
+//! with a field of view and a range, and a list of target entities to watch. The
+//! [`LineOfSightPlugin`] renders each viewer's depth map (the engine's eye map: the same
+//! rasterizer and comparison sampler as a shadow map, with the eye as the light) in
+//! [`PenumbraSystems::Rasterize`] — again only when the eye
+//! moved or an occluder within its range changed — and in
+//! [`PenumbraSystems::Query`] writes one [`Sighting`] per target
+//! into the viewer's [`LineOfSight`].
+//!
+//! Targets are points: the target entity's translation, moved by its [`SightTarget`] offset; a
+//! [`SightTarget`] radius makes the target a small disc facing the eye (five probe points), so a
+//! target half behind a pillar is half visible.
+//!
+//! ```
+//! use bevy_app::App;
+//! use bevy_ecs::prelude::*;
+//! use bevy_penumbra::prelude::*;
+//! use bevy_transform::prelude::*;
+//! use glam::Vec3;
+//!
+//! let mut app = App::new();
+//! app.add_plugins((bevy_app::TaskPoolPlugin::default(), TransformPlugin, PenumbraPlugin::default()));
+//! let player = app.world_mut().spawn(Transform::from_xyz(0.0, 1.0, -8.0)).id();
+//! let wall = app.world_mut().spawn((Occluder::cuboid(Vec3::new(4.0, 3.0, 0.5)), Transform::from_xyz(0.0, 1.5, -4.0))).id();
+//! let guard = app.world_mut().spawn((
+//!     Viewer::new(90f32.to_radians(), 20.0).with_targets([player]),
+//!     Transform::from_xyz(0.0, 1.0, 0.0), // looks along −Z, at the wall
+//! )).id();
+//! app.update();
+//! assert!(!app.world().get::<LineOfSight>(guard).unwrap().sees(player));
+//! app.world_mut().despawn(wall);
+//! app.update();
+//! assert!(app.world().get::<LineOfSight>(guard).unwrap().sees(player));
+//! ```
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Instant;
+
+use bevy_app::{App, Plugin, PostUpdate};
+use bevy_ecs::entity::EntityHashMap;
+use bevy_ecs::prelude::*;
+use bevy_ecs::schedule::{InternedScheduleLabel, ScheduleLabel};
+use bevy_transform::components::{GlobalTransform, Transform};
+use glam::Vec3;
+use penumbra_core::shadow::{EyeMap, ShadowError, Viewer as Eye};
+
+use crate::occluder::OccluderScene;
+use crate::shadow::render_all;
+use crate::{PenumbraDiagnostics, PenumbraSystems, ShadowSettings};
+
+/// An eye at the entity's transform, looking along its forward axis (−Z).
+#[derive(Component, Clone, Debug, PartialEq)]
+#[require(Transform, LineOfSight)]
+pub struct Viewer {
+    /// Full field of view, radians; 179° or more sees all around (a cube map).
+    pub fov: f32,
+    /// How far the eye sees.
+    pub range: f32,
+    /// Depth-map size in texels (per cube face for all-around eyes).
+    pub resolution: u32,
+    /// The entities to check every frame.
+    pub targets: Vec<Entity>,
+}
+
+impl Viewer {
+    /// An eye with a field of view (radians) and range, a 512² depth map and no targets.
+    #[must_use]
+    pub fn new(fov: f32, range: f32) -> Viewer {
+        Viewer {
+            fov,
+            range,
+            resolution: 512,
+            targets: Vec::new(),
+        }
+    }
+
+    /// The same eye watching `targets`.
+    #[must_use]
+    pub fn with_targets(mut self, targets: impl IntoIterator<Item = Entity>) -> Viewer {
+        self.targets = targets.into_iter().collect();
+        self
+    }
+
+    /// Another depth-map resolution.
+    #[must_use]
+    pub fn with_resolution(mut self, resolution: u32) -> Viewer {
+        self.resolution = resolution;
+        self
+    }
+
+    /// The engine eye this component describes at `transform`.
+    #[must_use]
+    pub fn to_engine(&self, transform: &GlobalTransform) -> Eye {
+        Eye {
+            position: transform.translation(),
+            direction: *transform.forward(),
+            fov: self.fov,
+            range: self.range,
+            resolution: self.resolution,
+        }
+    }
+}
+
+/// Where a viewer looks at this entity: its translation plus a local `offset` (a chest, a head),
+/// and the `radius` of the disc that stands for it.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq)]
+pub struct SightTarget {
+    /// Offset in the entity's local space.
+    pub offset: Vec3,
+    /// Radius of the target seen as a disc facing the eye; 0 is a point.
+    pub radius: f32,
+}
+
+/// What a viewer sees of one target this frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sighting {
+    /// The target entity.
+    pub target: Entity,
+    /// The world point looked at.
+    pub point: Vec3,
+    /// The fraction of the target's probe points the eye sees (0 outside range or field of
+    /// view, or while the eye has no map).
+    pub visible_fraction: f32,
+    /// `visible_fraction` ≥ [`ShadowSettings::sight_threshold`] (and above 0).
+    pub seen: bool,
+}
+
+/// A viewer's sightings of its targets, updated every frame by the [`LineOfSightPlugin`].
+///
+/// Targets that do not exist (or have no transform) are left out.
+#[derive(Component, Clone, Debug, Default, PartialEq)]
+pub struct LineOfSight {
+    sightings: Vec<Sighting>,
+}
+
+impl LineOfSight {
+    /// One sighting per existing target, in the order of [`Viewer::targets`].
+    #[must_use]
+    pub fn sightings(&self) -> &[Sighting] {
+        &self.sightings
+    }
+
+    /// The sighting of `target`.
+    #[must_use]
+    pub fn get(&self, target: Entity) -> Option<&Sighting> {
+        self.sightings.iter().find(|s| s.target == target)
+    }
+
+    /// True when `target` is seen.
+    #[must_use]
+    pub fn sees(&self, target: Entity) -> bool {
+        self.get(target).is_some_and(|s| s.seen)
+    }
+}
+
+/// Every viewer's eye map, and why a viewer has none.
+#[derive(Resource, Debug, Default)]
+pub struct EyeMaps {
+    eyes: EntityHashMap<EyeMap>,
+    errors: EntityHashMap<ShadowError>,
+}
+
+impl EyeMaps {
+    /// The eye map of a viewer entity.
+    #[must_use]
+    pub fn get(&self, viewer: Entity) -> Option<&EyeMap> {
+        self.eyes.get(&viewer)
+    }
+
+    /// Why a viewer has no eye map (an invalid field of view or range).
+    #[must_use]
+    pub fn error(&self, viewer: Entity) -> Option<&ShadowError> {
+        self.errors.get(&viewer)
+    }
+
+    /// Number of eye maps.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.eyes.len()
+    }
+
+    /// True without eye maps.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.eyes.is_empty()
+    }
+
+    fn remove(&mut self, viewer: Entity) -> bool {
+        let had_error = self.errors.remove(&viewer).is_some();
+        self.eyes.remove(&viewer).is_some() || had_error
+    }
+}
+
+/// A viewer's visible fraction of a target of `radius` at `point`, and whether that counts as
+/// seen — shared by [`LineOfSight`] and [`ShadowQuery`](crate::query::ShadowQuery).
+pub(crate) fn look(eye: Option<&EyeMap>, point: Vec3, radius: f32, threshold: f32) -> (f32, bool) {
+    let fraction = eye.map_or(0.0, |e| e.visible_fraction(point, radius));
+    (fraction, fraction > 0.0 && fraction >= threshold)
+}
+
+/// Renders eye maps and updates [`LineOfSight`]s (part of
+/// [`PenumbraPlugin`](crate::PenumbraPlugin)).
+#[derive(Clone, Debug)]
+pub struct LineOfSightPlugin {
+    /// The schedule the systems run in.
+    pub schedule: InternedScheduleLabel,
+}
+
+impl LineOfSightPlugin {
+    /// The plugin for `schedule`.
+    #[must_use]
+    pub fn new(schedule: impl ScheduleLabel) -> Self {
+        LineOfSightPlugin {
+            schedule: schedule.intern(),
+        }
+    }
+}
+
+impl Default for LineOfSightPlugin {
+    fn default() -> Self {
+        LineOfSightPlugin::new(PostUpdate)
+    }
+}
+
+impl Plugin for LineOfSightPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<EyeMaps>()
+            .init_resource::<OccluderScene>()
+            .init_resource::<ShadowSettings>()
+            .init_resource::<PenumbraDiagnostics>()
+            .add_systems(
+                self.schedule,
+                (
+                    render_eye_maps.in_set(PenumbraSystems::Rasterize),
+                    update_line_of_sight.in_set(PenumbraSystems::Query),
+                ),
+            );
+    }
+
+    fn finish(&self, _app: &mut App) {
+        crate::plugin::ensure_compute_task_pool();
+    }
+}
+
+struct EyeJob {
+    entity: Entity,
+    eye: Eye,
+}
+
+/// Re-renders the eye map of every viewer that moved or changed, or that an occluder change
+/// within its range reaches; drops the maps of removed viewers.
+pub fn render_eye_maps(
+    viewers: Query<(Entity, Ref<Viewer>, Ref<GlobalTransform>)>,
+    mut removed: RemovedComponents<Viewer>,
+    occluders: Res<OccluderScene>,
+    settings: Res<ShadowSettings>,
+    mut eyes: ResMut<EyeMaps>,
+    mut diagnostics: ResMut<PenumbraDiagnostics>,
+) {
+    penumbra_core::zone!("bevy_penumbra::render_eye_maps");
+    let start = Instant::now();
+    for entity in removed.read() {
+        if !viewers.contains(entity) && eyes.bypass_change_detection().remove(entity) {
+            eyes.set_changed();
+        }
+    }
+    let mut jobs = Vec::new();
+    for (entity, viewer, transform) in &viewers {
+        let known = eyes.eyes.contains_key(&entity) || eyes.errors.contains_key(&entity);
+        let changed = viewer.is_changed() || transform.is_changed();
+        if known && !changed && !occluders.is_changed() {
+            continue;
+        }
+        let eye = viewer.to_engine(&transform);
+        if let Some(map) = eyes.eyes.get(&entity)
+            && *map.viewer() == eye
+            && !occluders.changed_within(eye.position, eye.range)
+        {
+            continue;
+        }
+        jobs.push(EyeJob { entity, eye });
+    }
+    let results = render_all(
+        occluders.scene(),
+        settings.raster_threads,
+        &jobs,
+        |job, scene| job.eye.render(scene),
+    );
+    let rendered = results.len() as u32;
+    for (job, result) in jobs.into_iter().zip(results) {
+        match result {
+            Ok(map) => {
+                eyes.errors.remove(&job.entity);
+                eyes.eyes.insert(job.entity, map);
+            }
+            Err(error) => {
+                if eyes.errors.get(&job.entity) != Some(&error) {
+                    log::error!("bevy_penumbra: viewer {}: {error}", job.entity);
+                }
+                eyes.eyes.remove(&job.entity);
+                eyes.errors.insert(job.entity, error);
+            }
+        }
+    }
+    diagnostics.eye_maps_rendered = rendered;
+    diagnostics.total_eye_maps_rendered += u64::from(rendered);
+    diagnostics.render_eye_maps = start.elapsed();
+}
+
+/// Writes every viewer's [`LineOfSight`] of its targets, in parallel.
+pub fn update_line_of_sight(
+    eyes: Res<EyeMaps>,
+    settings: Res<ShadowSettings>,
+    mut viewers: Query<(Entity, &Viewer, Mut<LineOfSight>)>,
+    targets: Query<(&GlobalTransform, Option<&SightTarget>)>,
+    mut diagnostics: ResMut<PenumbraDiagnostics>,
+) {
+    penumbra_core::zone!("bevy_penumbra::update_line_of_sight");
+    let start = Instant::now();
+    let checked = AtomicU32::new(0);
+    let threshold = settings.sight_threshold;
+    viewers.par_iter_mut().for_each_init(
+        LineOfSight::default,
+        |scratch, (entity, viewer, mut sight)| {
+            let eye = eyes.get(entity);
+            scratch.sightings.clear();
+            for &target in &viewer.targets {
+                let Ok((transform, shape)) = targets.get(target) else {
+                    continue;
+                };
+                let shape = shape.copied().unwrap_or_default();
+                let point = transform.transform_point(shape.offset);
+                let (visible_fraction, seen) = look(eye, point, shape.radius, threshold);
+                scratch.sightings.push(Sighting {
+                    target,
+                    point,
+                    visible_fraction,
+                    seen,
+                });
+            }
+            checked.fetch_add(scratch.sightings.len() as u32, Ordering::Relaxed);
+            if *sight != *scratch {
+                std::mem::swap(&mut *sight, scratch);
+            }
+        },
+    );
+    diagnostics.sightings = checked.into_inner();
+    diagnostics.update_line_of_sight = start.elapsed();
+}

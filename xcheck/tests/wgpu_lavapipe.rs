@@ -1,0 +1,93 @@
+//! The live cross-check: penumbra against wgpu's Vulkan backend on Mesa's lavapipe.
+//!
+//! Needs `mesa-vulkan-drivers` and `libvulkan1` at run time. Without a CPU Vulkan adapter the
+//! test fails when `CI` is set and otherwise prints SKIPPED and passes.
+//!
+//! Environment: `PENUMBRA_XCHECK_SEED` (decimal or 0x hex) replaces the fixed seed;
+//! `PENUMBRA_XCHECK_VERBOSE` prints every mismatch, every order-dependent answer and, per op,
+//! the "within tolerance" case closest to its tolerance.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::time::Instant;
+
+use penumbra_xcheck::case::{Config, generate};
+use penumbra_xcheck::gpu::{Gpu, natural_order, reversed_order};
+use penumbra_xcheck::judge::judge;
+
+/// Lookups a run must make at least (issue requirement).
+const MIN_LOOKUPS: usize = 5000;
+
+/// Writes straight to the process's stderr: libtest captures `print!`/`eprint!` of passing
+/// tests, but the counts (and a skip) must show in every log.
+fn show(text: &str) {
+    let _ = std::io::stderr().write_all(text.as_bytes());
+}
+
+#[test]
+fn penumbra_agrees_with_lavapipe() {
+    let start = Instant::now();
+    let mut gpu = match Gpu::new() {
+        Ok(gpu) => gpu,
+        Err(e) => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "no Vulkan adapter in CI: {e} (install mesa-vulkan-drivers libvulkan1)"
+            );
+            show(&format!(
+                "SKIPPED: no Vulkan adapter (install mesa-vulkan-drivers libvulkan1): {e}\n"
+            ));
+            return;
+        }
+    };
+    let seed = penumbra_xcheck::seed_from_env();
+    let scenario = generate(seed, &Config::default());
+    let lookups = scenario.lookup_count();
+    assert!(lookups >= MIN_LOOKUPS, "only {lookups} lookups");
+    let t0 = Instant::now();
+    let textures = gpu.upload(&scenario);
+    let first = gpu.run(&scenario, &textures, &natural_order(&scenario.groups));
+    let second = gpu.run(&scenario, &textures, &reversed_order(&scenario.groups));
+    let t1 = Instant::now();
+    let report = judge(&scenario, &first, &second);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "penumbra vs {}\nseed {seed:#x} (PENUMBRA_XCHECK_SEED): {} textures, {} samplers, \
+         {} lookups, each run twice (natural and reversed order); generate {:.2?}, wgpu {:.2?}, \
+         judge {:.2?}",
+        gpu.adapter(),
+        scenario.textures.len(),
+        scenario.groups.len(),
+        report.total,
+        t0 - start,
+        t1 - t0,
+        t1.elapsed()
+    );
+    out.push_str(&report.summary());
+    let _ = writeln!(
+        out,
+        "{} lookups answered differently (bit-wise) by lavapipe when their group ran in reverse \
+         order; each run is judged on its own",
+        report.order_dependent.len()
+    );
+    let verbose = std::env::var_os("PENUMBRA_XCHECK_VERBOSE").is_some();
+    if verbose {
+        for (op, (r, case)) in &report.worst_ratio {
+            let _ = writeln!(out, "closest to its tolerance, {op} ({r:.3}):\n{case}");
+        }
+        for (i, m) in report.order_dependent.iter().enumerate() {
+            let _ = writeln!(out, "order-dependent #{i}:\n{m}");
+        }
+    }
+    let shown = if verbose { usize::MAX } else { 25 };
+    for (i, m) in report.mismatches.iter().enumerate().take(shown) {
+        let _ = writeln!(out, "MISMATCH #{i}:\n{m}");
+    }
+    show(&out);
+    assert!(
+        report.mismatches.is_empty(),
+        "{} unexplained mismatches between penumbra and lavapipe (seed {seed:#x}); see above",
+        report.mismatches.len()
+    );
+}
