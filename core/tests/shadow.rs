@@ -317,3 +317,47 @@ fn invalid_lights_are_errors_not_panics() {
             .is_err()
     );
 }
+
+#[test]
+fn batched_lit_fractions_equal_the_scalar_query_bit_for_bit() {
+    let bs = random_boxes(21, 15);
+    let dir = Vec3::new(0.3, -1.0, 0.2).normalize();
+    let lights = [
+        Light::directional(dir, 1.0).with_resolution(512),
+        Light::directional(dir, 1.0)
+            .with_resolution(256)
+            .with_format(Format::D16Unorm),
+        Light::spot(Vec3::new(1.0, 12.0, 2.0), Vec3::NEG_Y, 1.0, 40.0, 10.0).with_resolution(512),
+        Light::point(Vec3::new(0.0, 4.0, 0.0), 40.0, 10.0).with_resolution(128),
+        Light::cascaded(dir, Vec3::ZERO, vec![5.0, 25.0], 1.0).with_resolution(256),
+    ];
+    let mut rng = Rng(99);
+    let points: Vec<Vec3> = (0..300)
+        .map(|i| match i % 10 {
+            0 => Vec3::NAN,
+            1 => Vec3::new(1e30, 0.0, 0.0),
+            _ => Vec3::new(
+                rng.range(-30.0, 30.0),
+                rng.range(-1.0, 8.0),
+                rng.range(-30.0, 30.0),
+            ),
+        })
+        .collect();
+    for light in &lights {
+        let map = light.render(&bs.scene).unwrap();
+        for kernel in [PcfKernel::Hardware2x2, PcfKernel::Pcf3x3, PcfKernel::Pcf5x5] {
+            for normal in [None, Some(Vec3::Y)] {
+                let mut out = vec![0.0; points.len()];
+                map.lit_fractions(&points, normal, kernel, &mut out);
+                for (p, o) in points.iter().zip(&out) {
+                    assert_eq!(
+                        o.to_bits(),
+                        map.lit_fraction(*p, normal, kernel).to_bits(),
+                        "{:?} {kernel:?} {p}",
+                        light.kind
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,8 +1,8 @@
 //! The one place probes meet a shadow map: many points, one light.
 //!
-//! [`lit_fractions`] is the seam for the batched comparison path
-//! (`Sampler::cmp_level_zero_batch`): today it calls the scalar `ShadowMap::lit_fraction` per
-//! point; a batched body must return the same bits for the same points.
+//! [`lit_fractions`] goes through the core's batched comparison path
+//! (`ShadowMap::lit_fractions`, built on `Sampler::cmp_level_zero_batch` with SIMD kernels), which
+//! returns the same bits as the scalar `ShadowMap::lit_fraction` for every point.
 
 use glam::Vec3;
 
@@ -16,10 +16,9 @@ pub const BATCH: usize = 16;
 /// `out` (same length; receivers facing `normal` get the normal-offset bias).
 pub fn lit_fractions(light: &LightMap, points: &[Vec3], normal: Option<Vec3>, out: &mut [f32]) {
     debug_assert_eq!(points.len(), out.len());
-    let kernel = light.light().kernel;
-    for (point, lit) in points.iter().zip(out) {
-        *lit = light.map().lit_fraction(*point, normal, kernel);
-    }
+    light
+        .map()
+        .lit_fractions(points, normal, light.light().kernel, out);
 }
 
 /// Light at a probe of `points` from every map: for each light that reaches at least one point,

@@ -1,11 +1,14 @@
 //! Shadow maps and the queries on them: lit fraction with PCF kernels, exposure, line of sight.
 
+use std::sync::{Arc, OnceLock};
+
 use glam::{Mat4, Vec3};
 
 use super::light::Light;
 use crate::desc::StaticSamplerDesc;
 use crate::format::Format;
 use crate::raster::DepthTarget;
+use crate::sample::batch::CmpBatch;
 use crate::sample::{Coord, LodMode, Offset, SampleArgs, Sampler};
 use crate::texture::{Dimension, Texture, TextureDesc};
 
@@ -125,6 +128,9 @@ pub struct ShadowMap {
     perspective: bool,
     /// Where the light is: a direction it shines along, or a position.
     source: LightSource,
+    /// The batched comparison path per slice, built on first use and shared by clones
+    /// (`None` for a slice the batch cannot take).
+    batches: Arc<OnceLock<Vec<Option<CmpBatch>>>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -189,6 +195,7 @@ impl ShadowMap {
             }
         };
         Ok(ShadowMap {
+            batches: Arc::default(),
             source,
             texture,
             view_proj,
@@ -343,6 +350,90 @@ impl ShadowMap {
                 .unwrap_or(1.0);
         }
         sum / offsets.len() as f32
+    }
+
+    /// [`ShadowMap::lit_fraction`] of many points at once, into `out` (same length), through the
+    /// batched SIMD comparison path where the map allows it (2D maps and cascades; cube maps go
+    /// point by point). Returns exactly the bits `lit_fraction` returns for each point.
+    ///
+    /// # Panics
+    /// If `out` is shorter than `points`.
+    pub fn lit_fractions(
+        &self,
+        points: &[Vec3],
+        normal: Option<Vec3>,
+        kernel: PcfKernel,
+        out: &mut [f32],
+    ) {
+        crate::zone!("penumbra::shadow::lit_fractions");
+        crate::plot!("penumbra lit fractions per call", points.len() as f64);
+        let out = &mut out[..points.len()];
+        if matches!(self.layout, MapLayout::Cube { .. }) {
+            for (o, &p) in out.iter_mut().zip(points) {
+                *o = self.lit_fraction(p, normal, kernel);
+            }
+            return;
+        }
+        let batches = self.batches.get_or_init(|| {
+            (0..self.view_proj.len() as u32)
+                .map(|s| self.sampler.cmp_level_zero_batch(&self.texture, s).ok())
+                .collect()
+        });
+        let offsets = kernel.offsets();
+        let texel = 1.0 / self.resolution as f32;
+        const CHUNK: usize = 64;
+        // Fixed-size scratch: no allocation per call (the Bevy plugin calls this per probe).
+        let mut entries = [(0usize, 0usize, [0.0f32; 3]); CHUNK];
+        let mut index = [0usize; CHUNK];
+        let mut base_uv = [[0.0f32; 2]; CHUNK];
+        let mut uv = [[0.0f32; 2]; CHUNK];
+        let mut refs = [0.0f32; CHUNK];
+        let mut res = [0.0f32; CHUNK];
+        let mut sums = [0.0f32; CHUNK];
+        for (chunk_index, chunk) in points.chunks(CHUNK).enumerate() {
+            let base = chunk_index * CHUNK;
+            let mut n = 0;
+            for (k, &p) in chunk.iter().enumerate() {
+                match self.receiver(p, normal) {
+                    None => out[base + k] = 1.0,
+                    Some((slice, _, uvz)) if batches.get(slice).is_some_and(Option::is_some) => {
+                        entries[n] = (k, slice, uvz);
+                        n += 1;
+                    }
+                    Some(_) => out[base + k] = self.lit_fraction(p, normal, kernel),
+                }
+            }
+            for (slice, batch) in batches.iter().enumerate() {
+                let Some(batch) = batch else { continue };
+                let mut m = 0;
+                for &(k, s, [u, v, z]) in &entries[..n] {
+                    if s == slice {
+                        index[m] = k;
+                        base_uv[m] = [u, v];
+                        refs[m] = z;
+                        m += 1;
+                    }
+                }
+                if m == 0 {
+                    continue;
+                }
+                sums[..m].fill(0.0);
+                for o in offsets {
+                    for (t, b) in uv[..m].iter_mut().zip(&base_uv[..m]) {
+                        *t = [b[0] + o[0] * texel, b[1] + o[1] * texel];
+                    }
+                    if batch.run(&uv[..m], &refs[..m], &mut res[..m]).is_err() {
+                        res[..m].fill(1.0);
+                    }
+                    for (s, &x) in sums[..m].iter_mut().zip(&res[..m]) {
+                        *s += x;
+                    }
+                }
+                for (&k, &s) in index[..m].iter().zip(&sums[..m]) {
+                    out[base + k] = s / offsets.len() as f32;
+                }
+            }
+        }
     }
 }
 
