@@ -108,6 +108,7 @@ pub fn find_matches(
     template: &Image,
     opts: &MatchOptions,
 ) -> Result<Vec<Match>, MatchError> {
+    crate::zone!("penumbra::msad4::find_matches");
     let backend = opts.backend.unwrap_or_default();
     check_backend(backend)?;
     let prepared = Prepared::new(image, template)?;

@@ -336,6 +336,7 @@ pub fn sad_map_using(
     threads: usize,
     backend: CpuExtension,
 ) -> Result<SadMap, MatchError> {
+    crate::zone!("penumbra::msad4::sad_map");
     check_backend(backend)?;
     let prepared = Prepared::new(image, template)?;
     let data = prepared.map(backend, threads);

@@ -22,6 +22,7 @@ use super::{Image, MatchError, msad4, sad_map};
 /// # Ok::<(), penumbra_core::msad4::MatchError>(())
 /// ```
 pub fn msad4_buffer_search(pattern: &[u32], source: &[u32]) -> Result<Vec<[u32; 4]>, MatchError> {
+    crate::zone!("penumbra::msad4::buffer_search");
     if pattern.is_empty() {
         return Err(MatchError::ZeroSize {
             what: "pattern",
@@ -72,6 +73,7 @@ pub fn msad4_buffer_search(pattern: &[u32], source: &[u32]) -> Result<Vec<[u32; 
 /// # Ok::<(), penumbra_core::msad4::MatchError>(())
 /// ```
 pub fn sad_bytes(pattern: &[u8], source: &[u8]) -> Result<Vec<u32>, MatchError> {
+    crate::zone!("penumbra::msad4::sad_bytes");
     if source.len() < pattern.len() {
         return Err(MatchError::SourceTooShort {
             pattern: pattern.len(),

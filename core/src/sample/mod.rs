@@ -481,7 +481,6 @@ impl Sampler {
         tex: Option<&Texture>,
         args: &SampleArgs,
     ) -> Result<[f32; 4], SampleError> {
-        crate::zone!("penumbra::sample");
         self.check_kind("sample", false)?;
         let Some(tex) = tex else { return Ok([0.0; 4]) }; // R107
         self.run(tex, args, Op::Sample)
@@ -495,7 +494,6 @@ impl Sampler {
         args: &SampleArgs,
         reference: f32,
     ) -> Result<f32, SampleError> {
-        crate::zone!("penumbra::sample_cmp");
         self.check_kind("sample_c", true)?;
         let Some(tex) = tex else { return Ok(0.0) }; // R88, R107
         self.check_compare_target("sample_c", tex)?;
@@ -801,7 +799,6 @@ impl Sampler {
         component: u32,
         offset: impl Into<Offset>,
     ) -> Result<[f32; 4], SampleError> {
-        crate::zone!("penumbra::gather");
         self.check_kind("gather4", false)?;
         if component > 3 {
             return Err(SampleError::GatherComponent(component));
@@ -818,7 +815,6 @@ impl Sampler {
         reference: f32,
         offset: impl Into<Offset>,
     ) -> Result<[f32; 4], SampleError> {
-        crate::zone!("penumbra::gather_cmp");
         self.check_kind("gather4_c", true)?;
         let Some(tex) = tex else { return Ok([0.0; 4]) };
         self.check_compare_target("gather4_c", tex)?;

@@ -317,7 +317,6 @@ impl ShadowMap {
     /// border (OPAQUE_WHITE: lit).
     #[must_use]
     pub fn lit_fraction(&self, point: Vec3, normal: Option<Vec3>, kernel: PcfKernel) -> f32 {
-        crate::zone!("penumbra::shadow::lit_fraction");
         let Some((slice, p, [u, v, z])) = self.receiver(point, normal) else {
             return 1.0;
         };

@@ -1,0 +1,92 @@
+//! Runs penumbra's main kinds of work while a Tracy profiler watches: shadow-map rendering,
+//! batched PCF, single samples, msad4 template matching and a Lua script with its own zone and
+//! plot, one frame mark per stage. Built only with the `tracy` feature:
+//!
+//! ```sh
+//! cargo run --release --features tracy --example profile    # then connect Tracy 0.14.1
+//! ```
+//!
+//! It waits up to 60 s for a profiler on 127.0.0.1:8086, and stays alive 1.5 s after its last
+//! event so the profiler can fetch names. CI uses it with a minimal capture to check that the
+//! zones, plots and frame marks arrive.
+
+use std::time::{Duration, Instant};
+
+use glam::Vec3;
+use penumbra::level::sample_level;
+use penumbra::msad4::{Image, MatchOptions, find_matches};
+use penumbra::shadow::PcfKernel;
+use penumbra_lua::{Runtime, RuntimeOptions};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let client = tracy_client::Client::start();
+    eprintln!("waiting for a Tracy profiler on 127.0.0.1:8086 ...");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    // SAFETY: a plain query of the running client's connection state.
+    while unsafe { tracy_client::sys::___tracy_connected() } == 0 {
+        if Instant::now() > deadline {
+            return Err("no profiler connected within 60 s".into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    eprintln!("profiler connected");
+    let level = sample_level();
+    let points: Vec<Vec3> = (0..4096)
+        .map(|i| {
+            Vec3::new(
+                (i % 64) as f32 * 0.6 - 19.0,
+                0.0,
+                (i / 64) as f32 * 0.6 - 19.0,
+            )
+        })
+        .collect();
+    let mut noise = 0x1234_5678u32;
+    let mut bytes = |n: usize| -> Vec<u8> {
+        (0..n)
+            .map(|_| {
+                noise ^= noise << 13;
+                noise ^= noise >> 17;
+                noise ^= noise << 5;
+                (noise >> 24) as u8 | 1
+            })
+            .collect()
+    };
+    let image = Image::r8(256, 256, bytes(256 * 256))?;
+    let template = Image::r8(16, 16, bytes(16 * 16))?;
+    let dir = std::env::temp_dir().join(format!("penumbra-profile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let lua = Runtime::new(RuntimeOptions::new(&dir))?;
+    for frame in 0..3 {
+        let maps: Vec<_> = level
+            .lights
+            .iter()
+            .map(|(_, l)| l.render(&level.scene))
+            .collect::<Result<_, _>>()?;
+        client.frame_mark();
+        let mut lit = vec![0.0; points.len()];
+        for map in &maps {
+            map.lit_fractions(&points, Some(Vec3::Y), PcfKernel::Pcf3x3, &mut lit);
+        }
+        client.plot(
+            tracy_client::plot_name!("penumbra lookups per frame"),
+            (points.len() * maps.len() * 4) as f64,
+        );
+        client.frame_mark();
+        let found = find_matches(&image, &template, &MatchOptions::default())?;
+        client.frame_mark();
+        lua.run_str(
+            "penumbra.zone('level script', function() penumbra.plot('script value', 42) end)",
+            "profile.luau",
+        )?;
+        client.frame_mark();
+        eprintln!(
+            "frame {frame}: {} maps, {} lit fractions, {} matches",
+            maps.len(),
+            lit.len() * maps.len(),
+            found.len()
+        );
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
