@@ -1,5 +1,6 @@
-//! The built-in sample level of `penumbra demo` and the examples: a courtyard with crates,
-//! pillars and walls, a low sun, two spot lights, two guards and a player's path.
+//! The built-in sample level of the examples: a courtyard with crates, pillars and walls, a low
+//! sun, two spot lights, two guards and a player's path. `penumbra demo` builds the same level
+//! in Luau (`src/demo/demo.luau`); keep the two in step.
 
 use glam::Vec3;
 
@@ -47,14 +48,14 @@ pub fn sample_level() -> Level {
     let lights = vec![
         (
             "sun",
-            Light::directional(Vec3::new(0.5, -1.0, 0.35), 0.35).with_resolution(2048),
+            Light::directional(Vec3::new(0.8, -0.55, 0.45), 0.35).with_resolution(2048),
         ),
         (
             "lamp-east",
             Light::spot(
                 Vec3::new(10.0, 6.0, 8.0),
                 Vec3::new(-0.3, -1.0, -0.2),
-                0.7,
+                40f32.to_radians(),
                 18.0,
                 25.0,
             ),
@@ -64,7 +65,7 @@ pub fn sample_level() -> Level {
             Light::spot(
                 Vec3::new(-10.0, 6.0, -6.0),
                 Vec3::new(0.2, -1.0, 0.3),
-                0.6,
+                34.5f32.to_radians(),
                 18.0,
                 25.0,
             ),
@@ -92,11 +93,14 @@ pub fn sample_level() -> Level {
     ];
     let waypoints = [
         Vec3::new(-16.0, 0.0, 16.0),
-        Vec3::new(-8.0, 0.0, 4.0),
-        Vec3::new(-3.0, 0.0, 0.5),
+        Vec3::new(-15.0, 0.0, 4.0),
+        Vec3::new(-9.0, 0.0, -4.0),
+        Vec3::new(-7.0, 0.0, 0.0),
+        Vec3::new(-3.0, 0.0, 1.0),
         Vec3::new(3.0, 0.0, 2.0),
-        Vec3::new(9.0, 0.0, -4.0),
-        Vec3::new(15.0, 0.0, -15.0),
+        Vec3::new(8.5, 0.0, 3.0),
+        Vec3::new(9.0, 0.0, 9.0),
+        Vec3::new(16.0, 0.0, 16.0),
     ];
     let mut path = Vec::new();
     for w in waypoints.windows(2) {

@@ -9,4 +9,5 @@ pub use penumbra_core::*;
 
 pub mod cases;
 pub mod level;
-pub mod pictures;
+/// Picture helpers (shadow maps, top-down maps, heat maps), shared with the Lua module.
+pub use penumbra_lua::pictures;

@@ -16,6 +16,9 @@ struct Args {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the built-in demo: a sample level and script that print a visibility report (which
+    /// probes are lit, which guard sees what, where a sprite is) and write pictures.
+    Demo(cli::demo::DemoArgs),
     /// Run a level designer's Lua script in the sandbox.
     Run(cli::run::RunArgs),
     /// Evaluate D3D12 sampling cases from a JSON case file.
@@ -27,6 +30,7 @@ enum Command {
 fn main() -> ExitCode {
     let args = Args::parse();
     let result = match &args.command {
+        Command::Demo(a) => cli::demo::run(a),
         Command::Run(a) => cli::run::run(a),
         Command::Sample(a) => cli::sample::run(a),
         Command::Match(a) => cli::match_cmd::run(a),

@@ -22,7 +22,7 @@ pub(crate) struct Host {
     pub root: Option<Jail>,
     /// Where scripts may write; `None` when the host gave no output folder.
     pub out: Option<Jail>,
-    /// Bytes all live textures may take together.
+    /// Bytes all live textures, scene geometry and shadow maps may take together.
     pub textures: Budget,
     /// When the current run must stop.
     deadline: Cell<Option<Instant>>,
@@ -123,8 +123,8 @@ impl Host {
     }
 }
 
-/// A byte budget shared by all textures of a state: each texture holds a [`Charge`] that gives
-/// its bytes back when the texture is collected.
+/// A byte budget shared by all textures, scene geometry and shadow maps of a state: each holds
+/// a [`Charge`] that gives its bytes back when it is collected or dropped.
 pub(crate) struct Budget {
     limit: usize,
     used: Rc<Cell<usize>>,
@@ -138,9 +138,15 @@ impl Budget {
         }
     }
 
-    /// Reserves `bytes`, running a full garbage collection first if the budget looks spent
-    /// (textures the script dropped are only given back when Lua collects them).
+    /// Reserves `bytes` for a texture (see [`Budget::charge_for`]).
     pub fn charge(&self, lua: &Lua, bytes: u64) -> Result<Charge, String> {
+        self.charge_for(lua, bytes, "a texture")
+    }
+
+    /// Reserves `bytes` for `what` (`"a texture"`, `"the shadow map of \"sun\""`), running a
+    /// full garbage collection first if the budget looks spent (textures, scenes and maps the
+    /// script dropped are only given back when Lua collects them).
+    pub fn charge_for(&self, lua: &Lua, bytes: u64, what: &str) -> Result<Charge, String> {
         let bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
         let fits = |used: usize| used.checked_add(bytes).is_some_and(|t| t <= self.limit);
         if !fits(self.used.get()) {
@@ -150,8 +156,8 @@ impl Budget {
         let used = self.used.get();
         if !fits(used) {
             return Err(format!(
-                "a texture of {bytes} bytes does not fit: textures already take {used} of the \
-                 {} the script may use for them",
+                "{what} of {bytes} bytes does not fit: textures, scenes and shadow maps already \
+                 take {used} of the {} the script may use for them",
                 megabytes(self.limit)
             ));
         }

@@ -6,8 +6,11 @@
 //! file access only through the API (reads under the root, writes under the output folder).
 //!
 //! The global `penumbra` is the module table ([`module`] builds it for any `mlua::Lua`): samplers
-//! from D3D12 names or RON, textures, every sampling operation and PNG input/output. The Lua side
-//! is documented in `docs/lua-api.md`, and `types.d.luau` gives editors its types.
+//! from D3D12 names or RON, textures, every sampling operation, PNG input/output, scenes
+//! (occluders, lights, eyes; `lightAt`, `canSee`, probes along paths, pictures, CSV) and image
+//! matching (`msad4`, `findImage`, SAD heat maps). The Lua side is documented in
+//! `docs/lua-api.md`, and `types.d.luau` gives editors its types. [`pictures`] holds the picture
+//! helpers the scene draws with, shared with the `penumbra` crate.
 //!
 //! ```
 //! use std::time::Duration;
@@ -45,6 +48,7 @@ mod api;
 mod error;
 mod host;
 mod paths;
+pub mod pictures;
 mod profile;
 mod require;
 mod runtime;

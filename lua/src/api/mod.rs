@@ -2,24 +2,28 @@
 //! share: every function reads its arguments through a [`Call`], so a wrong argument gives one
 //! line naming the function, the argument and what was expected, located at the calling line.
 //!
-//! Adding a part of the API (phase 2: `scene`, `findImage`) means adding a file here and one
-//! `register` line in [`module`].
+//! Adding a part of the API means adding a file here and one `register` line in [`module`].
 
 use std::fmt::Display;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+use glam::Vec3;
 use mlua::{
-    AnyUserData, FromLua, Function, IntoLuaMulti, Lua, MultiValue, Table, UserData,
-    UserDataMethods, UserDataRef, Value,
+    AnyUserData, Function, IntoLuaMulti, Lua, MultiValue, Table, UserData, UserDataMethods, Value,
 };
 
 use crate::error::{ApiError, ScriptErrorKind};
 use crate::host::Host;
 
+mod csv;
+mod matching;
+mod obj;
 mod png;
 mod profile;
 mod sampler;
 mod sampling;
+mod scene;
+mod scene_pictures;
 mod texture;
 
 pub(crate) use texture::LuaTexture;
@@ -38,6 +42,9 @@ pub fn module(lua: &Lua) -> mlua::Result<Table> {
     texture::register(lua, &table)?;
     png::register(lua, &table)?;
     profile::register(lua, &table)?;
+    scene::register(lua, &table)?;
+    matching::register(lua, &table)?;
+    csv::register(lua, &table)?;
     crate::sandbox::read_only(lua, table)
 }
 
@@ -118,7 +125,12 @@ impl<'l> Call<'l> {
     }
 
     /// `what: expected ..., got ...`.
-    pub fn expected(&self, what: &str, expected: &str, got: &Value) -> mlua::Error {
+    pub fn expected(
+        &self,
+        what: &(impl Display + ?Sized),
+        expected: &str,
+        got: &Value,
+    ) -> mlua::Error {
         self.error(format!(
             "{what}: expected {expected}, got {}",
             describe(got)
@@ -135,8 +147,8 @@ impl<'l> Call<'l> {
         self.args.iter().skip(i).cloned().collect()
     }
 
-    /// A number.
-    pub fn number_of(&self, what: &str, v: &Value) -> mlua::Result<f64> {
+    /// A number (`what` names it in errors, and is only formatted for one).
+    pub fn number_of(&self, what: &(impl Display + ?Sized), v: &Value) -> mlua::Result<f64> {
         match v {
             Value::Integer(i) => Ok(*i as f64),
             Value::Number(n) => Ok(*n),
@@ -145,7 +157,7 @@ impl<'l> Call<'l> {
     }
 
     /// A whole number in `0..=u32::MAX`.
-    pub fn index_of(&self, what: &str, v: &Value) -> mlua::Result<u32> {
+    pub fn index_of(&self, what: &(impl Display + ?Sized), v: &Value) -> mlua::Result<u32> {
         let n = self.number_of(what, v)?;
         if n.fract() != 0.0 || !(0.0..=f64::from(u32::MAX)).contains(&n) {
             return Err(self.error(format!("{what} = {n}: expected a whole number >= 0")));
@@ -154,7 +166,7 @@ impl<'l> Call<'l> {
     }
 
     /// A string (valid UTF-8).
-    pub fn string_of(&self, what: &str, v: &Value) -> mlua::Result<String> {
+    pub fn string_of(&self, what: &(impl Display + ?Sized), v: &Value) -> mlua::Result<String> {
         match v {
             Value::String(s) => s
                 .to_str()
@@ -165,11 +177,108 @@ impl<'l> Call<'l> {
     }
 
     /// A table.
-    pub fn table_of(&self, what: &str, v: &Value) -> mlua::Result<Table> {
+    pub fn table_of(&self, what: &(impl Display + ?Sized), v: &Value) -> mlua::Result<Table> {
         match v {
             Value::Table(t) => Ok(t.clone()),
             other => Err(self.expected(what, "a table", other)),
         }
+    }
+
+    /// A finite number.
+    pub fn finite_of(&self, what: &(impl Display + ?Sized), v: &Value) -> mlua::Result<f64> {
+        let n = self.number_of(what, v)?;
+        if !n.is_finite() {
+            return Err(self.error(format!("{what} = {n}: expected a finite number")));
+        }
+        Ok(n)
+    }
+
+    /// A point or direction: a Luau vector, `{x, y, z}` or `{x = .., y = .., z = ..}`, with
+    /// finite components.
+    pub fn vec3_of(&self, what: &(impl Display + ?Sized), v: &Value) -> mlua::Result<Vec3> {
+        let shape = "a vector, {x, y, z} or {x = .., y = .., z = ..}";
+        let xyz: [f64; 3] = match v {
+            #[cfg(feature = "luau")]
+            Value::Vector(vec) => [vec.x().into(), vec.y().into(), vec.z().into()],
+            Value::Table(t) => {
+                let len = t.raw_len();
+                let mut xyz = [0.0; 3];
+                if len == 3 {
+                    for (i, c) in xyz.iter_mut().enumerate() {
+                        *c = self.number_of(&Indexed(what, i + 1), &t.raw_get(i + 1)?)?;
+                    }
+                } else if len == 0 {
+                    for (c, key) in xyz.iter_mut().zip(["x", "y", "z"]) {
+                        *c = match t.raw_get::<Value>(key)? {
+                            Value::Nil => {
+                                return Err(self.error(format!(
+                                    "{what}: expected {shape}, got a table without `{key}`"
+                                )));
+                            }
+                            n => self.number_of(&format!("{what}.{key}"), &n)?,
+                        };
+                    }
+                } else {
+                    return Err(
+                        self.error(format!("{what}: expected {shape}, got a table of {len}"))
+                    );
+                }
+                xyz
+            }
+            other => return Err(self.expected(what, shape, other)),
+        };
+        let p = Vec3::new(xyz[0] as f32, xyz[1] as f32, xyz[2] as f32);
+        if !p.is_finite() {
+            return Err(self.error(format!(
+                "{what} = ({}, {}, {}): expected finite coordinates",
+                xyz[0], xyz[1], xyz[2]
+            )));
+        }
+        Ok(p)
+    }
+
+    /// Argument `i` as a point or direction (see [`Call::vec3_of`]).
+    pub fn vec3(&self, i: usize, what: &str) -> mlua::Result<Vec3> {
+        self.vec3_of(what, self.arg(i))
+    }
+
+    /// The values of a table's sequence part, `t[1]` up to the first nil, read in one pass
+    /// (much cheaper than one `raw_get` each for the thousands of numbers of a batch).
+    pub fn sequence(&self, t: &Table) -> mlua::Result<Vec<Value>> {
+        let mut values = Vec::with_capacity(t.raw_len());
+        t.for_each_value(|v: Value| {
+            values.push(v);
+            Ok(())
+        })?;
+        Ok(values)
+    }
+
+    /// Points: an array of points, or a flat array of numbers, three per point.
+    pub fn points_of(&self, what: &(impl Display + ?Sized), v: &Value) -> mlua::Result<Vec<Vec3>> {
+        let t = self.table_of(what, v)?;
+        let values = self.sequence(&t)?;
+        let len = values.len();
+        if matches!(values.first(), Some(Value::Integer(_) | Value::Number(_))) {
+            if !len.is_multiple_of(3) {
+                return Err(self.error(format!(
+                    "{what}: a flat array holds three numbers per point, but has {len}"
+                )));
+            }
+            let mut out = Vec::with_capacity(len / 3);
+            for (k, xyz) in values.chunks_exact(3).enumerate() {
+                let mut p = [0.0f32; 3];
+                for (i, (c, v)) in p.iter_mut().zip(xyz).enumerate() {
+                    *c = self.finite_of(&Indexed(what, 3 * k + i + 1), v)? as f32;
+                }
+                out.push(Vec3::from(p));
+            }
+            return Ok(out);
+        }
+        let mut out = Vec::with_capacity(len);
+        for (k, v) in values.iter().enumerate() {
+            out.push(self.vec3_of(&Indexed(what, k + 1), v)?);
+        }
+        Ok(out)
     }
 
     /// Argument `i` as a number.
@@ -208,6 +317,142 @@ impl<'l> Call<'l> {
     }
 }
 
+/// An element's name, `what[i]`, formatted only when an error needs it (batch loops read
+/// thousands of numbers).
+pub(crate) struct Indexed<W>(pub W, pub usize);
+
+impl<W: Display> Display for Indexed<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}[{}]", self.0, self.1)
+    }
+}
+
+/// The fields of an options or description table: unknown keys are refused when it is read,
+/// and each getter names the field (`options.width`) in its errors.
+pub(crate) struct Fields<'c, 'l> {
+    call: &'c Call<'l>,
+    what: &'static str,
+    table: Option<Table>,
+}
+
+impl<'c, 'l> Fields<'c, 'l> {
+    /// Argument `i`, which may be nil (then every field is absent).
+    pub fn optional(
+        call: &'c Call<'l>,
+        i: usize,
+        what: &'static str,
+        keys: &[&str],
+    ) -> mlua::Result<Self> {
+        let table = call.opt(i, |v| call.table_of(what, v))?;
+        Self::check(call, what, table, keys)
+    }
+
+    /// Argument `i`, which must be a table.
+    pub fn required(
+        call: &'c Call<'l>,
+        i: usize,
+        what: &'static str,
+        keys: &[&str],
+    ) -> mlua::Result<Self> {
+        let table = call.table_of(what, call.arg(i))?;
+        Self::check(call, what, Some(table), keys)
+    }
+
+    /// `table`, whose keys must be among `keys`.
+    pub fn check(
+        call: &'c Call<'l>,
+        what: &'static str,
+        table: Option<Table>,
+        keys: &[&str],
+    ) -> mlua::Result<Self> {
+        if let Some(t) = &table {
+            for pair in t.pairs::<Value, Value>() {
+                let (key, _) = pair?;
+                let known = match &key {
+                    Value::String(s) => s.to_str().is_ok_and(|s| keys.contains(&&*s)),
+                    _ => false,
+                };
+                if !known {
+                    return Err(call.error(format!(
+                        "{what}: unknown field {}; expected {}",
+                        describe(&key),
+                        keys.join(", ")
+                    )));
+                }
+            }
+        }
+        Ok(Self { call, what, table })
+    }
+
+    /// The field's name in messages: `options.width`.
+    pub fn name(&self, key: &str) -> String {
+        format!("{}.{key}", self.what)
+    }
+
+    /// A field's value (nil when absent).
+    pub fn get(&self, key: &str) -> mlua::Result<Value> {
+        match &self.table {
+            Some(t) => t.raw_get(key),
+            None => Ok(Value::Nil),
+        }
+    }
+
+    /// Whether the field is present.
+    pub fn has(&self, key: &str) -> mlua::Result<bool> {
+        Ok(!self.get(key)?.is_nil())
+    }
+
+    /// A field read by `read`, or `None` when absent.
+    pub fn read<T>(
+        &self,
+        key: &str,
+        read: impl FnOnce(&Call<'l>, &str, &Value) -> mlua::Result<T>,
+    ) -> mlua::Result<Option<T>> {
+        match self.get(key)? {
+            Value::Nil => Ok(None),
+            v => read(self.call, &self.name(key), &v).map(Some),
+        }
+    }
+
+    /// A finite number.
+    pub fn number(&self, key: &str) -> mlua::Result<Option<f64>> {
+        self.read(key, |c, what, v| c.finite_of(what, v))
+    }
+
+    /// A whole number >= 0.
+    pub fn index(&self, key: &str) -> mlua::Result<Option<u32>> {
+        self.read(key, |c, what, v| c.index_of(what, v))
+    }
+
+    /// A string.
+    pub fn string(&self, key: &str) -> mlua::Result<Option<String>> {
+        self.read(key, |c, what, v| c.string_of(what, v))
+    }
+
+    /// A point or direction.
+    pub fn vec3(&self, key: &str) -> mlua::Result<Option<Vec3>> {
+        self.read(key, |c, what, v| c.vec3_of(what, v))
+    }
+}
+
+/// A position or direction as scripts get it back: a vector in Luau, `{x = .., y = .., z = ..}`
+/// in Lua 5.4 (so `p.x` works in both).
+pub(crate) fn vector_value(lua: &Lua, v: Vec3) -> mlua::Result<Value> {
+    #[cfg(feature = "luau")]
+    {
+        let _ = lua;
+        Ok(Value::Vector(mlua::Vector::new(v.x, v.y, v.z)))
+    }
+    #[cfg(feature = "lua54")]
+    {
+        let t = lua.create_table_with_capacity(0, 3)?;
+        t.raw_set("x", v.x)?;
+        t.raw_set("y", v.y)?;
+        t.raw_set("z", v.z)?;
+        Ok(Value::Table(t))
+    }
+}
+
 /// How a value is named in messages: `nil`, `a number`, `a Texture`, ...
 pub(crate) fn describe(v: &Value) -> String {
     match v {
@@ -235,6 +480,14 @@ fn userdata_name(ud: &AnyUserData) -> &'static str {
         "a Sampler"
     } else if ud.is::<sampler::LuaStaticSamplers>() {
         "a StaticSamplers"
+    } else if ud.is::<scene::LuaScene>() {
+        "a Scene"
+    } else if ud.is::<scene::LuaLight>() {
+        "a Light"
+    } else if ud.is::<scene::LuaEye>() {
+        "an Eye"
+    } else if ud.is::<matching::LuaSadMap>() {
+        "a SadMap"
     } else {
         "a userdata"
     }
@@ -277,8 +530,8 @@ where
         let this = args.pop_front().unwrap_or(Value::Nil);
         let call = Call::new(lua, name, args);
         guarded(&call, || {
-            let this: UserDataRef<T> = match &this {
-                Value::UserData(ud) if ud.is::<T>() => UserDataRef::from_lua(this.clone(), lua)?,
+            let this = match &this {
+                Value::UserData(ud) if ud.is::<T>() => ud.borrow::<T>()?,
                 other => {
                     return Err(call.error(format!(
                         "call it as a method, with ':' (self is {})",

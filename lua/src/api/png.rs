@@ -172,19 +172,62 @@ fn save(call: &Call<'_>, this: &LuaTexture) -> mlua::Result<String> {
         Format::R8G8B8A8Unorm => (plane.to_vec(), ExtendedColorType::Rgba8),
         f => (gray(f, plane, lo, hi), ExtendedColorType::L8),
     };
+    let png = encode_png(call, &rel, &pixels, w, h, color)?;
+    write_out(call, &rel, &png)
+}
+
+/// Encodes 8-bit pixels as a PNG (`rel` names the file in errors).
+pub(super) fn encode_png(
+    call: &Call<'_>,
+    rel: &str,
+    pixels: &[u8],
+    width: u32,
+    height: u32,
+    color: ExtendedColorType,
+) -> mlua::Result<Vec<u8>> {
+    let mut png = Vec::new();
+    image::codecs::png::PngEncoder::new(&mut png)
+        .write_image(pixels, width, height, color)
+        .map_err(|e| call.error(format!("{rel}: {e}")))?;
+    Ok(png)
+}
+
+/// Writes `bytes` to `rel` below the output folder; returns the path written, as shown.
+pub(super) fn write_out(call: &Call<'_>, rel: &str, bytes: &[u8]) -> mlua::Result<String> {
     let host = Host::of(call.lua);
     let out = host.out.as_ref().ok_or_else(|| {
         call.error("no output folder: the host did not allow this script to write files")
     })?;
     let path = out
-        .write_path(&rel)
+        .write_path(rel)
         .map_err(|e| call.error(format!("path: {e}")))?;
-    let mut png = Vec::new();
-    image::codecs::png::PngEncoder::new(&mut png)
-        .write_image(&pixels, w, h, color)
-        .map_err(|e| call.error(format!("{rel}: {e}")))?;
-    std::fs::write(&path, png).map_err(|e| call.error(format!("{rel}: {e}")))?;
+    std::fs::write(&path, bytes).map_err(|e| call.error(format!("{rel}: {e}")))?;
     Ok(out.show(&path).display().to_string())
+}
+
+/// The canonical path of the existing file `rel` below the script root.
+pub(super) fn root_path(call: &Call<'_>, rel: &str) -> mlua::Result<std::path::PathBuf> {
+    let host = Host::of(call.lua);
+    let root = host
+        .root
+        .as_ref()
+        .ok_or_else(|| call.error("this Lua state has no script root, so no file access"))?;
+    root.read_path(rel)
+        .map_err(|e| call.error(format!("path: {e}")))
+}
+
+/// Reads `rel` below the script root, refusing files over `max_bytes`.
+pub(super) fn read_root(call: &Call<'_>, rel: &str, max_bytes: u64) -> mlua::Result<Vec<u8>> {
+    let path = root_path(call, rel)?;
+    let size = std::fs::metadata(&path)
+        .map_err(|e| call.error(format!("{rel}: {e}")))?
+        .len();
+    if size > max_bytes {
+        return Err(call.error(format!(
+            "{rel}: the file has {size} bytes, more than the {max_bytes} a script may read at once"
+        )));
+    }
+    std::fs::read(&path).map_err(|e| call.error(format!("{rel}: {e}")))
 }
 
 /// The red channel of `plane` as 8-bit gray, `[lo, hi]` → `0..255` (defaults: the finite

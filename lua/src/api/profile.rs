@@ -1,6 +1,7 @@
-//! `penumbra.zone(name, fn, ...)` and `penumbra.plot(name, value)`: Tracy zones and plots named
-//! by the script. Without the `tracy` feature the zone is a plain call and the plot a no-op
-//! (both still check their arguments, so a script behaves the same either way).
+//! `penumbra.zone(name, fn, ...)`, `penumbra.plot(name, value)` and `penumbra.frameMark()`: Tracy
+//! zones and plots named by the script, and frame marks between the stages of a run. Without the
+//! `tracy` feature the zone is a plain call and the plot and the mark are no-ops (they still
+//! check their arguments, so a script behaves the same either way).
 
 use mlua::{Lua, MultiValue, Table};
 
@@ -49,6 +50,16 @@ pub(super) fn register(lua: &Lua, module: &Table) -> mlua::Result<()> {
             }
             #[cfg(not(feature = "tracy"))]
             let _ = (name, value);
+            Ok(())
+        })?,
+    )?;
+    module.raw_set(
+        "frameMark",
+        function(lua, "penumbra.frameMark", |call| {
+            if !call.arg(0).is_nil() {
+                return Err(call.error("takes no arguments"));
+            }
+            penumbra_core::frame_mark!();
             Ok(())
         })?,
     )?;

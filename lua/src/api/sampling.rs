@@ -4,16 +4,22 @@
 //! (`vector.create(u, v, 0)`); a single number serves 1D. Their length follows the texture's
 //! dimension. A nil texture is an unbound slot and samples 0 (R107).
 
+use std::fmt::Display;
+
 use mlua::{Table, UserDataMethods, Value};
 use penumbra_core::sample::quad::Quad;
 use penumbra_core::{Coord, Dimension, Offset, Texture};
 
 use super::sampler::LuaSampler;
-use super::{Call, LuaTexture, describe, method};
+use super::{Call, Indexed, LuaTexture, describe, method};
 use crate::host::Host;
 
 /// Items a batch handles between two deadline checks.
 const BATCH_CHECK_EVERY: usize = 4096;
+
+/// The fewest lookups `sampleCmpLevelZeroBatch` prepares a batch for (once per texture,
+/// sampler and slice; later calls reuse it).
+const MIN_BATCH: usize = 16;
 
 /// The shape of a coordinate for messages.
 fn coord_shape(dim: Dimension) -> &'static str {
@@ -41,7 +47,7 @@ fn axes_shape(n: usize) -> &'static str {
 /// exact count (`None`: any of 1..=4, for an unbound texture).
 fn components(
     call: &Call<'_>,
-    what: &str,
+    what: &(impl Display + ?Sized),
     v: &Value,
     want: Option<usize>,
     shape: &str,
@@ -63,8 +69,7 @@ fn components(
                 return Err(expected(format!("a table of {len}")));
             }
             for (i, c) in out.iter_mut().take(len).enumerate() {
-                *c = call.number_of(&format!("{what}[{}]", i + 1), &t.raw_get::<Value>(i + 1)?)?
-                    as f32;
+                *c = call.number_of(&Indexed(what, i + 1), &t.raw_get::<Value>(i + 1)?)? as f32;
             }
         }
         #[cfg(feature = "luau")]
@@ -77,7 +82,12 @@ fn components(
 }
 
 /// A sample coordinate for `tex`.
-fn coord(call: &Call<'_>, what: &str, v: &Value, tex: Option<&Texture>) -> mlua::Result<Coord> {
+fn coord(
+    call: &Call<'_>,
+    what: &(impl Display + ?Sized),
+    v: &Value,
+    tex: Option<&Texture>,
+) -> mlua::Result<Coord> {
     let dim = tex.map(Texture::dimension);
     let c = components(
         call,
@@ -152,12 +162,12 @@ fn component(call: &Call<'_>, i: usize) -> mlua::Result<u32> {
 /// texture's coordinate length as stride.
 fn batch_coords(call: &Call<'_>, i: usize, tex: Option<&Texture>) -> mlua::Result<Vec<Coord>> {
     let t = call.table_of("coords", call.arg(i))?;
-    let len = t.raw_len();
+    let values = call.sequence(&t)?;
+    let len = values.len();
     if len == 0 {
         return Ok(Vec::new());
     }
-    let first: Value = t.raw_get(1)?;
-    if matches!(first, Value::Integer(_) | Value::Number(_)) {
+    if matches!(values[0], Value::Integer(_) | Value::Number(_)) {
         let Some(tex) = tex else {
             return Err(call.error(
                 "coords: a flat array of numbers needs a bound texture (its dimension gives the \
@@ -174,9 +184,8 @@ fn batch_coords(call: &Call<'_>, i: usize, tex: Option<&Texture>) -> mlua::Resul
         }
         let mut out = Vec::with_capacity(len / stride);
         let mut c = [0.0; 4];
-        for k in 0..len {
-            let v: Value = t.raw_get(k + 1)?;
-            c[k % stride] = call.number_of(&format!("coords[{}]", k + 1), &v)? as f32;
+        for (k, v) in values.iter().enumerate() {
+            c[k % stride] = call.number_of(&Indexed("coords", k + 1), v)? as f32;
             if k % stride == stride - 1 {
                 out.push(Coord(c));
             }
@@ -184,11 +193,32 @@ fn batch_coords(call: &Call<'_>, i: usize, tex: Option<&Texture>) -> mlua::Resul
         return Ok(out);
     }
     let mut out = Vec::with_capacity(len);
-    for k in 0..len {
-        let v: Value = t.raw_get(k + 1)?;
-        out.push(coord(call, &format!("coords[{}]", k + 1), &v, tex)?);
+    for (k, v) in values.iter().enumerate() {
+        out.push(coord(call, &Indexed("coords", k + 1), v, tex)?);
     }
     Ok(out)
+}
+
+/// The view element a batch of `sample_c_lz` lookups can be prepared for: always 0 for a 2D
+/// texture, and for a 2D array the slice every coordinate names as a whole number in range
+/// (then R43's rounding and clamping leave it as is). `None` where the lookups go one by one:
+/// other dimensions, an offset, mixed or fractional slices, or fewer than [`MIN_BATCH`] lookups
+/// (the answers are the same bits either way).
+fn batch_slice(tex: &Texture, coords: &[Coord], offset: Offset) -> Option<u32> {
+    if coords.len() < MIN_BATCH || offset != Offset::default() {
+        return None;
+    }
+    match tex.dimension() {
+        Dimension::Texture2D => Some(0),
+        Dimension::Texture2DArray => {
+            let slice = coords[0].0[2];
+            let whole =
+                slice.fract() == 0.0 && slice >= 0.0 && slice < tex.desc().array_size as f32;
+            (whole && coords.iter().all(|c| c.0[2].to_bits() == slice.to_bits()))
+                .then_some(slice as u32)
+        }
+        _ => None,
+    }
 }
 
 /// An RGBA result as a Lua array.
@@ -417,17 +447,17 @@ pub(super) fn add_methods<M: UserDataMethods<LuaSampler>>(methods: &mut M) {
             let coords = batch_coords(call, 1, t)?;
             let refs = match call.arg(2) {
                 Value::Table(r) => {
-                    if r.raw_len() != coords.len() {
+                    let values = call.sequence(r)?;
+                    if values.len() != coords.len() {
                         return Err(call.error(format!(
                             "refs: expected one reference per coordinate ({}), got {}",
                             coords.len(),
-                            r.raw_len()
+                            values.len()
                         )));
                     }
                     let mut refs = Vec::with_capacity(coords.len());
-                    for k in 0..coords.len() {
-                        let v: Value = r.raw_get(k + 1)?;
-                        refs.push(call.number_of(&format!("refs[{}]", k + 1), &v)? as f32);
+                    for (k, v) in values.iter().enumerate() {
+                        refs.push(call.number_of(&Indexed("refs", k + 1), v)? as f32);
                     }
                     refs
                 }
@@ -435,6 +465,33 @@ pub(super) fn add_methods<M: UserDataMethods<LuaSampler>>(methods: &mut M) {
             };
             let o = offset(call, 3, t)?;
             let host = Host::of(call.lua);
+            if let Some(tex) = t
+                && let Some(slice) = batch_slice(tex, &coords, o)
+                && let Value::UserData(ud) = call.arg(0)
+            {
+                // The first lookup reports what is wrong with the sampler or texture exactly as
+                // the one-by-one path does; the batch then returns the same bits for all.
+                this.0
+                    .sample_cmp_level_zero(t, coords[0], refs[0], o)
+                    .map_err(|e| call.error(format!("coords[1]: {e}")))?;
+                let batch = ud
+                    .borrow::<LuaTexture>()?
+                    .cmp_batch(call.lua, &this.0, slice)
+                    .map_err(|e| call.error(e))?;
+                if let Some(batch) = batch {
+                    let uv: Vec<[f32; 2]> = coords.iter().map(|c| [c.0[0], c.0[1]]).collect();
+                    let mut lit = vec![0.0f32; uv.len()];
+                    for ((uv, refs), out) in uv
+                        .chunks(BATCH_CHECK_EVERY)
+                        .zip(refs.chunks(BATCH_CHECK_EVERY))
+                        .zip(lit.chunks_mut(BATCH_CHECK_EVERY))
+                    {
+                        host.check_deadline(call.lua)?;
+                        batch.run(uv, refs, out).map_err(|e| call.error(e))?;
+                    }
+                    return call.lua.create_sequence_from(lit);
+                }
+            }
             let mut lit = Vec::with_capacity(coords.len());
             for (k, (&c, &r)) in coords.iter().zip(&refs).enumerate() {
                 if k % BATCH_CHECK_EVERY == BATCH_CHECK_EVERY - 1 {

@@ -7,13 +7,15 @@
 //! without copying.
 
 use std::cell::RefCell;
+use std::rc::Rc;
 use std::str::FromStr;
 
 use mlua::{Lua, MetaMethod, MultiValue, Table, UserData, UserDataFields, UserDataMethods, Value};
+use penumbra_core::sample::batch::CmpBatch;
 use penumbra_core::texture::MipFilter;
-use penumbra_core::{Dimension, Format, Texture, TextureDesc, TextureError};
+use penumbra_core::{Dimension, Format, Sampler, Texture, TextureDesc, TextureError};
 
-use super::{Call, function, method};
+use super::{Call, Indexed, function, method};
 use crate::host::{Charge, Host};
 
 /// The fields of a texture desc table.
@@ -32,10 +34,23 @@ const TEXTURE_KEYS: [&str; 9] = [
 /// Texels `fill` writes between two deadline checks.
 const FILL_CHECK_EVERY: u64 = 1024;
 
+/// Prepared comparison batches a texture keeps (one per sampler and slice, newest last).
+const CACHED_BATCHES: usize = 4;
+
 /// A script's texture.
 pub(crate) struct LuaTexture {
     desc: TextureDesc,
     state: RefCell<State>,
+    /// `sampleCmpLevelZeroBatch`'s prepared batches on these texels; dropped by any write.
+    batches: RefCell<Vec<CachedBatch>>,
+    _charge: Charge,
+}
+
+/// A prepared batch, the sampler and slice it was built for, and its key image's bytes.
+struct CachedBatch {
+    sampler: Sampler,
+    slice: u32,
+    batch: Rc<CmpBatch>,
     _charge: Charge,
 }
 
@@ -52,8 +67,52 @@ impl LuaTexture {
         Self {
             desc: *texture.desc(),
             state: RefCell::new(State::Shared(texture)),
+            batches: RefCell::new(Vec::new()),
             _charge: charge,
         }
+    }
+
+    /// The prepared `sample_c_lz` batch of `sampler` on view element `slice`, built on first
+    /// use and kept until the texels change. `Ok(None)` when its key image does not fit the
+    /// budget (the caller samples one by one instead).
+    pub fn cmp_batch(
+        &self,
+        lua: &Lua,
+        sampler: &Sampler,
+        slice: u32,
+    ) -> Result<Option<Rc<CmpBatch>>, String> {
+        if let Some(hit) = self
+            .batches
+            .borrow()
+            .iter()
+            .find(|b| b.sampler == *sampler && b.slice == slice)
+        {
+            return Ok(Some(Rc::clone(&hit.batch)));
+        }
+        let [w, h, _] = self.desc.level_size(0);
+        let keys = 2 * (u64::from(w) + 4) * (u64::from(h) + 3) * 4;
+        let Ok(charge) = Host::of(lua)
+            .textures
+            .charge_for(lua, keys, "a comparison batch")
+        else {
+            return Ok(None);
+        };
+        let batch = Rc::new(
+            sampler
+                .cmp_level_zero_batch(&self.texture()?, slice)
+                .map_err(|e| e.to_string())?,
+        );
+        let mut batches = self.batches.borrow_mut();
+        if batches.len() >= CACHED_BATCHES {
+            batches.remove(0);
+        }
+        batches.push(CachedBatch {
+            sampler: *sampler,
+            slice,
+            batch: Rc::clone(&batch),
+            _charge: charge,
+        });
+        Ok(Some(batch))
     }
 
     /// The resource description.
@@ -85,6 +144,7 @@ impl LuaTexture {
             .try_borrow_mut()
             .map_err(|_| "the texture is busy (used from inside its own fill callback)")?;
         *state = State::Shared(texture);
+        self.batches.borrow_mut().clear();
         Ok(())
     }
 
@@ -127,6 +187,7 @@ impl LuaTexture {
         if let State::Shared(t) = &*state {
             let bytes = t.bytes().to_vec();
             *state = State::Editing(bytes);
+            self.batches.borrow_mut().clear();
         }
         if let State::Editing(bytes) = &mut *state {
             let start = self.texel_offset(at.mip, at.slice, at.xyz);
@@ -363,7 +424,7 @@ fn create(call: &Call<'_>) -> mlua::Result<LuaTexture> {
             }
             let mut values = Vec::with_capacity(data.raw_len());
             for (k, v) in data.sequence_values::<Value>().enumerate() {
-                values.push(call.number_of(&format!("desc.data[{}]", k + 1), &v?)? as f32);
+                values.push(call.number_of(&Indexed("desc.data", k + 1), &v?)? as f32);
             }
             new_texture(call, desc, || {
                 Texture::from_level0_f32(desc, &values, filter)

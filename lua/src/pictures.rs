@@ -60,6 +60,20 @@ pub fn depth_image(tex: &Texture, slice: u32) -> GrayImage {
     })
 }
 
+/// Every slice of a depth texture side by side, each drawn as [`depth_image`] draws it (the six
+/// faces of a cube map in D3D order +X, −X, +Y, −Y, +Z, −Z).
+#[must_use]
+pub fn depth_strip(tex: &Texture) -> GrayImage {
+    let [w, h, _] = tex.level_size(0);
+    let slices = tex.desc().array_size;
+    let mut strip = GrayImage::new(w * slices, h);
+    for slice in 0..slices {
+        let face = depth_image(tex, slice);
+        image::imageops::replace(&mut strip, &face, i64::from(slice * w), 0);
+    }
+    strip
+}
+
 /// A perceptual ramp from black through purple and orange to pale yellow (0 → 1).
 #[must_use]
 pub fn ramp(t: f32) -> Rgb<u8> {
@@ -227,6 +241,18 @@ impl TopDown {
                     img.put_pixel(x as u32, y as u32, color);
                 }
             }
+        }
+    }
+
+    /// A circle of `radius` world units around `center`.
+    pub fn circle(&self, img: &mut RgbImage, center: Vec2, radius: f32, color: Rgb<u8>) {
+        let n = 64;
+        let at = |i: u32| {
+            let a = std::f32::consts::TAU * i as f32 / n as f32;
+            center + Vec2::new(a.cos(), a.sin()) * radius
+        };
+        for i in 0..n {
+            self.line(img, at(i), at(i + 1), color);
         }
     }
 
