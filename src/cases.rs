@@ -388,11 +388,14 @@ fn parse_texture(index: usize, v: &Value) -> Result<(String, Texture), CaseFileE
     }
     let bpt = format.bytes_per_texel();
     let ch = format.channels();
-    let mut bytes = Vec::with_capacity(desc.total_bytes() as usize);
+    // Grown subresource by subresource, once each one's values are known to be there: the size
+    // in the description alone (up to `MAX_BYTES`) must not be allocated for a short file.
+    let mut bytes = Vec::new();
     for (i, sub) in data.iter().enumerate() {
         let mip = i as u32 % desc.mip_levels;
         let [w, h, d] = desc.level_size(mip);
-        let texels = (w * h * d) as usize;
+        // In usize: a valid 2048×2048×1024 level has 2^32 texels.
+        let texels = w as usize * h as usize * d as usize;
         let values = sub
             .as_array()
             .ok_or_else(|| err(format!("data[{i}] is not an array")))?;
@@ -404,6 +407,7 @@ fn parse_texture(index: usize, v: &Value) -> Result<(String, Texture), CaseFileE
                 texels * ch
             )));
         }
+        bytes.reserve(texels * bpt);
         for t in 0..texels {
             let mut texel = [0u8; 16];
             for c in 0..ch {

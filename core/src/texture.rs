@@ -576,7 +576,7 @@ impl Texture {
                 actual: subresources.len(),
             });
         }
-        let (mut data, offsets) = allocate(&desc)?;
+        // Every length is checked before anything is allocated.
         for (i, sub) in subresources.iter().enumerate() {
             let mip = i as u32 % desc.mip_levels;
             let need = desc.subresource_bytes(mip);
@@ -588,7 +588,10 @@ impl Texture {
                     unit: "bytes",
                 });
             }
-            data[offsets[i]..offsets[i] + need].copy_from_slice(sub);
+        }
+        let (mut data, offsets) = allocate(&desc)?;
+        for (i, sub) in subresources.iter().enumerate() {
+            data[offsets[i]..offsets[i] + sub.len()].copy_from_slice(sub);
         }
         Ok(Texture::from_storage(Storage {
             desc,
@@ -600,10 +603,11 @@ impl Texture {
     /// A texture from float component values for every subresource (D3D12 order, `channels()`
     /// values per texel), each encoded into the format (UNORM with R3's rounding, f16 to nearest).
     pub fn from_f32(desc: TextureDesc, values: &[f32]) -> Result<Texture, TextureError> {
-        let (mut data, offsets) = allocate(&desc)?;
+        // The length is checked before anything is allocated.
+        desc.validate()?;
         let f = desc.format;
         let ch = f.channels();
-        let texels = data.len() / f.bytes_per_texel();
+        let texels = (desc.total_bytes() / f.bytes_per_texel() as u64) as usize;
         if values.len() != texels * ch {
             return Err(TextureError::DataLength {
                 what: format!("{texels} texels of {f}"),
@@ -612,6 +616,7 @@ impl Texture {
                 unit: "values",
             });
         }
+        let (mut data, offsets) = allocate(&desc)?;
         for (t, chunk) in data.chunks_exact_mut(f.bytes_per_texel()).enumerate() {
             for c in 0..ch {
                 f.store_raw_component(chunk, c, f.encode_component(values[t * ch + c]));
@@ -631,7 +636,8 @@ impl Texture {
         level0: &[f32],
         filter: MipFilter,
     ) -> Result<Texture, TextureError> {
-        let (mut data, offsets) = allocate(&desc)?;
+        // The length is checked before anything is allocated.
+        desc.validate()?;
         let f = desc.format;
         let ch = f.channels();
         let per_slice = desc.subresource_bytes(0) / f.bytes_per_texel();
@@ -643,6 +649,7 @@ impl Texture {
                 unit: "values",
             });
         }
+        let (mut data, offsets) = allocate(&desc)?;
         for slice in 0..desc.array_size as usize {
             let start = offsets[slice * desc.mip_levels as usize];
             let sub = &mut data[start..start + desc.subresource_bytes(0)];

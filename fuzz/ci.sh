@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Short fuzzing for CI (issue 9): every target of fuzz/ for FUZZ_SECONDS seconds (default 30),
+# starting from the committed seeds in fuzz/corpus/<target>. Fails if any target crashes,
+# leaks past the memory limit or times out; the inputs that did are kept in FUZZ_ARTIFACTS.
+#
+#   bash fuzz/ci.sh                                # all targets, 30 s each
+#   FUZZ_SECONDS=600 bash fuzz/ci.sh               # the long runs done by hand
+#   FUZZ_TARGETS="sample_ops lua_api" bash fuzz/ci.sh
+#
+# Needs cargo-fuzz (installed here if missing: `cargo install cargo-fuzz --locked`, about
+# 1.5 minutes) and libFuzzer's nightly flags, which stable Rust accepts with RUSTC_BOOTSTRAP=1.
+# The build honours CARGO_TARGET_DIR; keep one across runs to skip the ~6-minute first build.
+set -uo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$here"
+
+seconds="${FUZZ_SECONDS:-30}"
+targets="${FUZZ_TARGETS:-sample_ops batch_pcf msad4 raster cases_json ron_table png lua_api}"
+artifacts="${FUZZ_ARTIFACTS:-$here/artifacts}"
+export RUSTC_BOOTSTRAP=1
+
+started=$(date +%s)
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    echo "fuzz: installing cargo-fuzz"
+    cargo install cargo-fuzz --locked || exit 1
+fi
+echo "fuzz: cargo-fuzz ready after $(( $(date +%s) - started )) s"
+
+# One build for every target (they share all dependencies).
+cargo fuzz build || { echo "fuzz: the build failed"; exit 1; }
+echo "fuzz: targets built after $(( $(date +%s) - started )) s"
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+failures=""
+for t in $targets; do
+    mkdir -p "$work/$t" "$artifacts/$t" "corpus/$t"
+    log="$work/$t.log"
+    # New corpus entries go to the temporary folder; the committed seeds are only read.
+    cargo fuzz run "$t" "$work/$t" "corpus/$t" -- \
+        -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=20 \
+        -artifact_prefix="$artifacts/$t/" -print_final_stats=1 >"$log" 2>&1
+    status=$?
+    runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+    if [ "$status" -eq 0 ]; then
+        passed=$((passed + 1))
+        echo "fuzz: $t ok (${runs:-?} executions in $seconds s)"
+    else
+        failed=$((failed + 1))
+        failures="$failures $t"
+        echo "fuzz: $t FAILED (exit $status); input kept in $artifacts/$t/"
+        grep -E 'panicked at|^SUMMARY|ERROR: libFuzzer|Test unit written' "$log" | head -n 8 | sed 's/^/    /'
+        tail -n 30 "$log" | sed 's/^/    | /'
+    fi
+done
+
+echo "fuzz: finished after $(( $(date +%s) - started )) s"
+echo "fuzz: $passed passed, $failed failed"
+if [ "$failed" -ne 0 ]; then
+    echo "fuzz: crashing targets:$failures (reproduce: RUSTC_BOOTSTRAP=1 cargo fuzz run TARGET ARTIFACT)"
+    exit 1
+fi
