@@ -385,10 +385,11 @@ impl ShadowMap {
         let mut entries = [(0usize, 0usize, [0.0f32; 3]); CHUNK];
         let mut index = [0usize; CHUNK];
         let mut base_uv = [[0.0f32; 2]; CHUNK];
-        let mut uv = [[0.0f32; 2]; CHUNK];
-        let mut refs = [0.0f32; CHUNK];
-        let mut res = [0.0f32; CHUNK];
-        let mut sums = [0.0f32; CHUNK];
+        let mut base_ref = [0.0f32; CHUNK];
+        // Every tap of every point in one batch run: tap `o` of point `i` at `o·m + i`.
+        let mut uv = [[0.0f32; 2]; CHUNK * 16];
+        let mut refs = [0.0f32; CHUNK * 16];
+        let mut res = [0.0f32; CHUNK * 16];
         for (chunk_index, chunk) in points.chunks(CHUNK).enumerate() {
             let base = chunk_index * CHUNK;
             let mut n = 0;
@@ -409,27 +410,32 @@ impl ShadowMap {
                     if s == slice {
                         index[m] = k;
                         base_uv[m] = [u, v];
-                        refs[m] = z;
+                        base_ref[m] = z;
                         m += 1;
                     }
                 }
                 if m == 0 {
                     continue;
                 }
-                sums[..m].fill(0.0);
-                for o in offsets {
-                    for (t, b) in uv[..m].iter_mut().zip(&base_uv[..m]) {
-                        *t = [b[0] + o[0] * texel, b[1] + o[1] * texel];
-                    }
-                    if batch.run(&uv[..m], &refs[..m], &mut res[..m]).is_err() {
-                        res[..m].fill(1.0);
-                    }
-                    for (s, &x) in sums[..m].iter_mut().zip(&res[..m]) {
-                        *s += x;
+                let taps = m * offsets.len();
+                for (j, o) in offsets.iter().enumerate() {
+                    let at = j * m;
+                    for i in 0..m {
+                        let b = base_uv[i];
+                        uv[at + i] = [b[0] + o[0] * texel, b[1] + o[1] * texel];
+                        refs[at + i] = base_ref[i];
                     }
                 }
-                for (&k, &s) in index[..m].iter().zip(&sums[..m]) {
-                    out[base + k] = s / offsets.len() as f32;
+                if batch
+                    .run(&uv[..taps], &refs[..taps], &mut res[..taps])
+                    .is_err()
+                {
+                    res[..taps].fill(1.0);
+                }
+                for (i, &k) in index[..m].iter().enumerate() {
+                    // Summed in tap order, like `lit_fraction`.
+                    let sum = (0..offsets.len()).fold(0.0f32, |s, j| s + res[j * m + i]);
+                    out[base + k] = sum / offsets.len() as f32;
                 }
             }
         }
