@@ -19,6 +19,8 @@ seconds="${FUZZ_SECONDS:-30}"
 targets="${FUZZ_TARGETS:-sample_ops batch_pcf msad4 raster cases_json ron_table png lua_api}"
 artifacts="${FUZZ_ARTIFACTS:-$here/artifacts}"
 export RUSTC_BOOTSTRAP=1
+# glibc's per-thread destructor block is reported as a leak after threads ran (see lsan.supp).
+export LSAN_OPTIONS="suppressions=$here/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 
 started=$(date +%s)
 if ! cargo fuzz --version >/dev/null 2>&1; then

@@ -11,14 +11,16 @@
 //! * `exposure_system_all_probes_moved` — the exposure system alone, timed by
 //!   `PenumbraDiagnostics::update_exposure` in the same frames.
 //! * `frame_nothing_moved` — a frame where nothing moved: the cost of change detection.
-//! * `lit_fractions_one_thread_cpu_time` — the seam alone (`probe::lit_fractions`, where the
-//!   batched comparison path will go): the same 40,000 lit fractions on one thread, no ECS,
-//!   timed in the thread's CPU time (wall time where `/proc/thread-self/schedstat` is missing).
+//! * `lit_fractions_one_thread_cpu_time` — the batched comparison path alone
+//!   (`probe::lit_fractions`, one call per light with every probe's point): the same 40,000 lit
+//!   fractions on one thread, no ECS, timed in the thread's CPU time (wall time where
+//!   `/proc/thread-self/schedstat` is missing); then the same light by light.
 
 use std::time::Duration;
 
 use bevy_app::{App, Update};
 use bevy_ecs::prelude::*;
+use bevy_penumbra::penumbra_core::shadow::LightKind;
 use bevy_penumbra::prelude::*;
 use bevy_penumbra::probe::lit_fractions;
 use bevy_tasks::{ComputeTaskPool, TaskPoolBuilder};
@@ -183,6 +185,39 @@ fn probes(c: &mut Criterion) {
             }
         });
     });
+    // The same, light by light: 10,000 lit fractions each.
+    let names: Vec<String> = app
+        .world()
+        .resource::<ShadowMaps>()
+        .iter()
+        .enumerate()
+        .map(|(i, light)| {
+            let kind = match light.light().kind {
+                LightKind::Directional { .. } | LightKind::Cascaded { .. } => "directional",
+                LightKind::Spot { .. } => "spot",
+                LightKind::Point { .. } => "point_cube",
+            };
+            format!("{i}_{kind}")
+        })
+        .collect();
+    for (index, name) in names.iter().enumerate() {
+        group.bench_function(format!("lit_fractions_one_thread_cpu_time/{name}"), |b| {
+            let maps = app.world().resource::<ShadowMaps>();
+            let light = maps.iter().nth(index).unwrap();
+            let mut out = vec![0.0f32; points.len()];
+            b.iter_custom(|iters| {
+                let (wall, cpu) = (std::time::Instant::now(), thread_cpu_time());
+                for _ in 0..iters {
+                    lit_fractions(light, &points, None, &mut out);
+                    std::hint::black_box(&out);
+                }
+                match (cpu, thread_cpu_time()) {
+                    (Some(start), Some(end)) => end.saturating_sub(start),
+                    _ => wall.elapsed(),
+                }
+            });
+        });
+    }
     app.world_mut().resource_mut::<Jitter>().on = false;
     app.update();
     group.bench_function("frame_nothing_moved", |b| b.iter(|| app.update()));

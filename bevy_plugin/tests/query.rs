@@ -199,3 +199,56 @@ fn sample_cmp_is_the_shaders_sample_cmp_level_zero() {
         ));
     });
 }
+
+/// Many probes of every shape — several points, a surface normal (in runs and alone), no
+/// points at all — spread over several parallel tasks: each component equals `ShadowQuery::probe`
+/// at the same points to the bit (the batched system and the one-probe query sum in the same
+/// order).
+#[test]
+fn batched_exposure_system_equals_the_query_for_every_probe_shape() {
+    let (mut app, _) = level();
+    let mut spawned = Vec::new();
+    for k in 0..900u32 {
+        let at = Vec3::new(
+            -9.0 + (k % 30) as f32 * 0.61,
+            0.3 + (k % 7) as f32 * 0.3,
+            -9.0 + (k / 30) as f32 * 0.6,
+        );
+        let probe = match k % 9 {
+            0..=3 => LightProbe::point(),
+            4 => LightProbe::body(1.8),
+            5 | 6 => LightProbe::point().with_normal(Vec3::Y),
+            7 => LightProbe::new([Vec3::X, Vec3::NEG_X]).with_normal(Vec3::new(0.0, 1.0, 1.0)),
+            _ => LightProbe::new([]),
+        };
+        let id = app
+            .world_mut()
+            .spawn((probe.clone(), Transform::from_translation(at)))
+            .id();
+        spawned.push((id, probe));
+    }
+    app.update();
+    let mut compared = 0;
+    let cases: Vec<(Vec<Vec3>, Option<Vec3>, Exposure)> = spawned
+        .iter()
+        .map(|(id, probe)| {
+            let transform = app.world().get::<GlobalTransform>(*id).unwrap();
+            let points = probe
+                .offsets
+                .iter()
+                .map(|&o| transform.transform_point(o))
+                .collect();
+            (points, probe.normal, exposure(&app, *id))
+        })
+        .collect();
+    with_query(&mut app, |q| {
+        for (points, normal, component) in &cases {
+            let expected = q.probe(points, *normal).unwrap_or_default();
+            assert_eq!(&expected, component, "at {points:?} normal {normal:?}");
+            compared += 1;
+        }
+    });
+    assert_eq!(compared, 900);
+    let d = app.world().resource::<PenumbraDiagnostics>();
+    assert_eq!(d.probes_updated, 81 + 900);
+}

@@ -330,9 +330,15 @@ fn batched_lit_fractions_equal_the_scalar_query_bit_for_bit() {
         Light::spot(Vec3::new(1.0, 12.0, 2.0), Vec3::NEG_Y, 1.0, 40.0, 10.0).with_resolution(512),
         Light::point(Vec3::new(0.0, 4.0, 0.0), 40.0, 10.0).with_resolution(128),
         Light::cascaded(dir, Vec3::ZERO, vec![5.0, 25.0], 1.0).with_resolution(256),
+        // Small cube maps: many footprints cross a face edge or a corner (R102–R104), where the
+        // batched path hands the tap to the scalar sampler.
+        Light::point(Vec3::new(0.0, 4.0, 0.0), 40.0, 10.0).with_resolution(8),
+        Light::point(Vec3::new(0.5, 3.0, -1.0), 40.0, 10.0)
+            .with_resolution(32)
+            .with_format(Format::D16Unorm),
     ];
     let mut rng = Rng(99);
-    let points: Vec<Vec3> = (0..300)
+    let mut points: Vec<Vec3> = (0..300)
         .map(|i| match i % 10 {
             0 => Vec3::NAN,
             1 => Vec3::new(1e30, 0.0, 0.0),
@@ -343,6 +349,30 @@ fn batched_lit_fractions_equal_the_scalar_query_bit_for_bit() {
             ),
         })
         .collect();
+    // Around the point lights: near the cube's edges and corners, and at the light itself.
+    for centre in [Vec3::new(0.0, 4.0, 0.0), Vec3::new(0.5, 3.0, -1.0)] {
+        points.push(centre);
+        points.push(centre + Vec3::new(1e-40, 0.0, 0.0));
+        for _ in 0..100 {
+            let signs = Vec3::new(
+                rng.range(-1.0, 1.0),
+                rng.range(-1.0, 1.0),
+                rng.range(-1.0, 1.0),
+            )
+            .signum();
+            let near_diagonal = signs
+                + Vec3::new(
+                    rng.range(-0.1, 0.1),
+                    rng.range(-0.1, 0.1),
+                    rng.range(-0.1, 0.1),
+                );
+            let mut along_edge = near_diagonal;
+            along_edge[(rng.range(0.0, 2.99)) as usize] *= rng.range(0.0, 1.0);
+            let r = rng.range(0.5, 4.0);
+            points.push(centre + near_diagonal * r);
+            points.push(centre + along_edge * r);
+        }
+    }
     for light in &lights {
         let map = light.render(&bs.scene).unwrap();
         for kernel in [PcfKernel::Hardware2x2, PcfKernel::Pcf3x3, PcfKernel::Pcf5x5] {

@@ -12,9 +12,10 @@
 //! * the total over all lights, and the overall [`Exposure::lit_fraction`].
 //!
 //! A light counts only at points inside its map (a directional map's square, a spot light's
-//! cone, a point light's range). Probes are updated in parallel (`par_iter_mut` on the
-//! `ComputeTaskPool`), and only when they moved, changed, or a shadow map was re-rendered;
-//! [`Exposure`] is marked changed only when its value changes.
+//! cone, a point light's range). Probes are updated only when they moved, changed, or a shadow
+//! map was re-rendered, in parallel on the `ComputeTaskPool`: each task takes a run of probes and
+//! hands all their points to a light's batched comparison path (`ShadowMap::lit_fractions`) in
+//! one call. [`Exposure`] is marked changed only when its value changes.
 //!
 //! ```
 //! use bevy_app::App;
@@ -42,14 +43,14 @@ mod batch;
 
 pub(crate) use batch::evaluate;
 pub use batch::{BATCH, lit_fractions};
+use batch::{ManyScratch, ProbePoints, evaluate_many};
 
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
 
 use bevy_app::{App, Plugin, PostUpdate};
-use bevy_ecs::batching::BatchingStrategy;
 use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::{InternedScheduleLabel, ScheduleLabel};
+use bevy_tasks::ComputeTaskPool;
 use bevy_transform::components::{GlobalTransform, Transform};
 use glam::Vec3;
 
@@ -201,53 +202,100 @@ impl Plugin for LightProbePlugin {
     }
 }
 
-/// Per-task scratch: the probe's world points and the new exposure.
+/// Frame-to-frame buffers of [`update_exposure`] (kept to avoid reallocating every frame).
 #[derive(Default)]
-struct Scratch {
+pub struct ExposureScratch {
+    /// World points of the probes being updated, probe after probe.
     points: Vec<Vec3>,
-    exposure: Exposure,
+    /// Which probes (in query order) are updated this frame.
+    dirty: Vec<bool>,
+    /// The updated probes' points.
+    probes: Vec<ProbePoints>,
+    /// Their new exposures (swapped into the components that changed).
+    results: Vec<Exposure>,
+    /// Per-task buffers.
+    tasks: Vec<ManyScratch>,
 }
 
+/// Probes per parallel task (fewer tasks waste less on setup; at least two per thread even
+/// out the threads).
+const MIN_TASK_PROBES: usize = 256;
+
 /// Recomputes the [`Exposure`] of every probe that moved or changed, or of all probes when a
-/// shadow map changed, in parallel.
+/// shadow map changed. The probes' points are gathered first; then, on the
+/// `ComputeTaskPool`, each task takes a run of probes and hands all their points to each
+/// light's batched comparison path in one call; finally the components whose value changed are
+/// updated (so `Changed<Exposure>` means a real change).
 pub fn update_exposure(
     maps: Res<ShadowMaps>,
     mut probes: Query<(Ref<GlobalTransform>, Ref<LightProbe>, Mut<Exposure>)>,
     mut diagnostics: ResMut<PenumbraDiagnostics>,
+    mut scratch: Local<ExposureScratch>,
 ) {
     penumbra_core::zone!("bevy_penumbra::update_exposure");
     let start = Instant::now();
     let maps_changed = maps.is_changed();
-    let updated = AtomicU32::new(0);
-    let points = AtomicU32::new(0);
-    // Probes cost what the lights reaching them cost: smaller batches even out the threads.
-    let batching = BatchingStrategy::new()
-        .batches_per_thread(4)
-        .min_batch_size(32);
-    probes
-        .par_iter_mut()
-        .batching_strategy(batching)
-        .for_each_init(
-            Scratch::default,
-            |scratch, (transform, probe, mut exposure)| {
-                if !maps_changed && !transform.is_changed() && !probe.is_changed() {
-                    return;
+    let ExposureScratch {
+        points,
+        dirty,
+        probes: list,
+        results,
+        tasks,
+    } = &mut *scratch;
+    points.clear();
+    dirty.clear();
+    list.clear();
+    for (transform, probe, _) in &probes {
+        let update = maps_changed || transform.is_changed() || probe.is_changed();
+        dirty.push(update);
+        if update {
+            list.push(ProbePoints {
+                start: points.len(),
+                len: probe.offsets.len(),
+                normal: probe.normal,
+            });
+            points.extend(probe.offsets.iter().map(|&o| transform.transform_point(o)));
+        }
+    }
+    results.resize_with(list.len(), Exposure::default);
+    if !list.is_empty() {
+        let pool = ComputeTaskPool::get();
+        let threads = pool.thread_num().max(1);
+        let per_task = list
+            .len()
+            .div_ceil(4 * threads)
+            .max(MIN_TASK_PROBES)
+            .min(list.len());
+        let count = list.len().div_ceil(per_task);
+        if tasks.len() < count {
+            tasks.resize_with(count, ManyScratch::default);
+        }
+        let (maps, points) = (&*maps, &points[..]);
+        if count == 1 {
+            evaluate_many(maps, points, list, results, &mut tasks[0]);
+        } else {
+            pool.scope(|scope| {
+                for ((probes, out), scratch) in list
+                    .chunks(per_task)
+                    .zip(results.chunks_mut(per_task))
+                    .zip(tasks.iter_mut())
+                {
+                    scope.spawn(async move { evaluate_many(maps, points, probes, out, scratch) });
                 }
-                scratch.points.clear();
-                scratch
-                    .points
-                    .extend(probe.offsets.iter().map(|&o| transform.transform_point(o)));
-                scratch
-                    .exposure
-                    .evaluate(&maps, &scratch.points, probe.normal);
-                if *exposure != scratch.exposure {
-                    std::mem::swap(&mut *exposure, &mut scratch.exposure);
-                }
-                updated.fetch_add(1, Ordering::Relaxed);
-                points.fetch_add(scratch.points.len() as u32, Ordering::Relaxed);
-            },
-        );
-    diagnostics.probes_updated = updated.into_inner();
-    diagnostics.probe_points = points.into_inner();
+            });
+        }
+    }
+    let mut fresh = results.iter_mut();
+    for ((_, _, mut exposure), &update) in probes.iter_mut().zip(dirty.iter()) {
+        if update
+            && let Some(new) = fresh.next()
+            && *exposure != *new
+        {
+            std::mem::swap(&mut *exposure, new);
+        }
+    }
+    let point_count: usize = list.iter().map(|p| p.len).sum();
+    diagnostics.probes_updated = list.len() as u32;
+    diagnostics.probe_points = point_count as u32;
     diagnostics.update_exposure = start.elapsed();
 }

@@ -124,6 +124,8 @@ pub fn cube_face(direction: [f32; 3]) -> Option<u32> {
     cube::select_face(direction)
 }
 
+pub(crate) use cube::face_coord;
+
 /// The world axes along which a cube face's texel x grows (`right`, +sc of R99) and its texel y
 /// shrinks (`up`, −tc of R99).
 #[must_use]

@@ -8,7 +8,9 @@ use super::light::Light;
 use crate::desc::StaticSamplerDesc;
 use crate::format::Format;
 use crate::raster::DepthTarget;
-use crate::sample::batch::CmpBatch;
+use crate::sample::address::linear_fixed;
+use crate::sample::batch::{BatchPath, CmpBatch};
+use crate::sample::cube_face as select_face;
 use crate::sample::{Coord, LodMode, Offset, SampleArgs, Sampler};
 use crate::texture::{Dimension, Texture, TextureDesc};
 
@@ -327,12 +329,7 @@ impl ShadowMap {
         for o in offsets {
             let coord = match &self.layout {
                 MapLayout::Cube { position } => {
-                    // Move the direction within the face plane by the texel offset (seamless R100).
-                    let d = p - *position;
-                    let face = slice as u32;
-                    let (right, up) = crate::sample::cube_face_axes(face);
-                    let m = d.abs().max_element();
-                    let dd = d + (right * o[0] - up * o[1]) * (2.0 * texel * m);
+                    let dd = cube_tap(*position, slice, p, *o, texel);
                     Coord([dd.x, dd.y, dd.z, 0.0])
                 }
                 _ => Coord([u + o[0] * texel, v + o[1] * texel, slice as f32, 0.0]),
@@ -367,17 +364,11 @@ impl ShadowMap {
         crate::zone!("penumbra::shadow::lit_fractions");
         crate::plot!("penumbra lit fractions per call", points.len() as f64);
         let out = &mut out[..points.len()];
-        if matches!(self.layout, MapLayout::Cube { .. }) {
-            for (o, &p) in out.iter_mut().zip(points) {
-                *o = self.lit_fraction(p, normal, kernel);
-            }
+        let batches = self.batches.get_or_init(|| self.build_batches());
+        if let MapLayout::Cube { position } = self.layout {
+            self.cube_lit_fractions(position, batches, points, normal, kernel, out);
             return;
         }
-        let batches = self.batches.get_or_init(|| {
-            (0..self.view_proj.len() as u32)
-                .map(|s| self.sampler.cmp_level_zero_batch(&self.texture, s).ok())
-                .collect()
-        });
         let offsets = kernel.offsets();
         let texel = 1.0 / self.resolution as f32;
         const CHUNK: usize = 64;
@@ -440,6 +431,138 @@ impl ShadowMap {
             }
         }
     }
+
+    /// The batched comparison path per slice (2D maps and cascades), or per face of a cube map
+    /// (each face as a 2D texture of its own); `None` where the kernels cannot take it.
+    fn build_batches(&self) -> Vec<Option<CmpBatch>> {
+        match self.layout {
+            MapLayout::Cube { .. } => (0..6)
+                .map(|face| {
+                    let desc = TextureDesc::new(
+                        Dimension::Texture2D,
+                        self.texture.format(),
+                        [self.resolution, self.resolution, 1],
+                        1,
+                    );
+                    let face =
+                        Texture::from_subresources(desc, &[self.texture.subresource(0, face)])
+                            .ok()?;
+                    let batch = self.sampler.cmp_level_zero_batch(&face, 0).ok()?;
+                    (batch.path() == BatchPath::Kernel).then_some(batch)
+                })
+                .collect(),
+            _ => (0..self.view_proj.len() as u32)
+                .map(|s| self.sampler.cmp_level_zero_batch(&self.texture, s).ok())
+                .collect(),
+        }
+    }
+
+    /// [`ShadowMap::lit_fractions`] on a cube map. Inside one face, R100's seamless filtering is
+    /// plain 2D bilinear filtering of that face (R99's face coordinates, R27's taps), so a tap
+    /// whose whole 2×2 footprint lies inside a face goes to that face's batch; taps whose
+    /// footprint reaches across an edge or a corner (R102–R104) go through the scalar sampler.
+    fn cube_lit_fractions(
+        &self,
+        position: Vec3,
+        batches: &[Option<CmpBatch>],
+        points: &[Vec3],
+        normal: Option<Vec3>,
+        kernel: PcfKernel,
+        out: &mut [f32],
+    ) {
+        const CHUNK: usize = 256;
+        let offsets = kernel.offsets();
+        let taps = offsets.len();
+        let texel = 1.0 / self.resolution as f32;
+        let size = self.resolution as f32;
+        // First-tap indices whose 2×2 footprint stays inside the face.
+        let inside = 0..=i64::from(self.resolution) - 2;
+        let mut uv: [Vec<[f32; 2]>; 6] = Default::default();
+        let mut refs: [Vec<f32>; 6] = Default::default();
+        let mut slots: [Vec<usize>; 6] = Default::default();
+        let mut res = Vec::with_capacity(CHUNK * taps);
+        let mut face_res = Vec::new();
+        for (chunk_index, chunk) in points.chunks(CHUNK).enumerate() {
+            let out = &mut out[chunk_index * CHUNK..][..chunk.len()];
+            res.clear();
+            res.resize(chunk.len() * taps, 1.0f32);
+            for face in 0..6 {
+                uv[face].clear();
+                refs[face].clear();
+                slots[face].clear();
+            }
+            let mut live = [false; CHUNK];
+            for (k, &point) in chunk.iter().enumerate() {
+                let Some((slice, p, [_, _, z])) = self.receiver(point, normal) else {
+                    out[k] = 1.0;
+                    continue;
+                };
+                live[k] = true;
+                for (j, &o) in offsets.iter().enumerate() {
+                    let dd = cube_tap(position, slice, p, o, texel);
+                    // The sampler flushes denormal coordinates first (SPEC §1.4, R6).
+                    let coord = Coord([dd.x, dd.y, dd.z, 0.0]).flushed();
+                    let [x, y, z3, _] = coord.0;
+                    let fc = crate::sample::face_coord([x, y, z3]);
+                    let i0 = linear_fixed(fc.s * size - 0.5) >> 8;
+                    let j0 = linear_fixed(fc.t * size - 0.5) >> 8;
+                    let face = fc.face as usize;
+                    let batched = select_face([x, y, z3]).is_some()
+                        && inside.contains(&i0)
+                        && inside.contains(&j0)
+                        && batches.get(face).is_some_and(Option::is_some);
+                    if batched {
+                        uv[face].push([fc.s, fc.t]);
+                        refs[face].push(z);
+                        slots[face].push(k * taps + j);
+                    } else {
+                        let args = SampleArgs {
+                            coord,
+                            lod: LodMode::Zero,
+                            offset: Offset::default(),
+                            clamp: None,
+                        };
+                        res[k * taps + j] = self
+                            .sampler
+                            .sample_cmp(Some(&self.texture), &args, z)
+                            .unwrap_or(1.0);
+                    }
+                }
+            }
+            for (face, batch) in batches.iter().enumerate() {
+                let Some(batch) = batch else { continue };
+                if uv[face].is_empty() {
+                    continue;
+                }
+                face_res.clear();
+                face_res.resize(uv[face].len(), 0.0f32);
+                if batch.run(&uv[face], &refs[face], &mut face_res).is_err() {
+                    face_res.fill(1.0);
+                }
+                for (&slot, &r) in slots[face].iter().zip(&face_res) {
+                    res[slot] = r;
+                }
+            }
+            for (k, o) in out.iter_mut().enumerate() {
+                if live[k] {
+                    // Summed in tap order, like `lit_fraction`.
+                    let sum = res[k * taps..][..taps].iter().fold(0.0f32, |s, &r| s + r);
+                    *o = sum / taps as f32;
+                }
+            }
+        }
+    }
+}
+
+/// The direction of one PCF tap of a cube map: the receiver's direction from the light moved
+/// within the plane of its face by the tap's texel offset (seamless filtering, R100, does the
+/// rest). Shared by the scalar and the batched queries so both sample the same coordinates.
+#[inline]
+fn cube_tap(position: Vec3, face: usize, p: Vec3, o: [f32; 2], texel: f32) -> Vec3 {
+    let d = p - position;
+    let (right, up) = crate::sample::cube_face_axes(face as u32);
+    let m = d.abs().max_element();
+    d + (right * o[0] - up * o[1]) * (2.0 * texel * m)
 }
 
 /// Sum over lights of intensity × falloff × cone × lit fraction at `point` — how exposed a point
