@@ -6,6 +6,10 @@
 //! the guards' view cones (occluded by walls) in red, and the player's path coloured by exposure
 //! (green in the dark, red in the light; white rings where a guard saw them).
 //!
+//! The detection rule — a guard notices the player only in their view *and* in the light — is
+//! the level script `stealth_rules.luau`, run every frame as a Bevy system by
+//! `bevy_penumbra::lua::LuaScriptPlugin`; it sets `ScriptFlags` on the player that `report` reads.
+//!
 //! ```sh
 //! cargo run --release --example stealth                    # from the workspace root
 //! cargo run --release -p bevy_penumbra --example stealth   # the same, from the plugin
@@ -16,6 +20,7 @@ use std::fmt::Write as _;
 use bevy_app::{App, PostUpdate, TaskPoolPlugin, Update};
 use bevy_ecs::prelude::*;
 use bevy_ecs::system::{SystemParam, SystemState};
+use bevy_penumbra::lua::{LuaScriptPlugin, LuaScriptStatus, ScriptFlags};
 use bevy_penumbra::prelude::*;
 use bevy_transform::prelude::*;
 use glam::{Vec2, Vec3};
@@ -48,9 +53,6 @@ struct Walker {
 #[derive(Component)]
 struct Player;
 
-/// Below this exposure a guard who sees the player does not notice them.
-const NOTICED_EXPOSURE: f32 = 0.3;
-
 /// Whether a guard saw the player at one tick.
 #[derive(Clone, Copy, PartialEq)]
 enum Sighted {
@@ -69,6 +71,9 @@ fn main() {
         TaskPoolPlugin::default(),
         TransformPlugin,
         PenumbraPlugin::default(),
+        // The level's detection rule, sandboxed (the script root is the working folder).
+        LuaScriptPlugin::new(".")
+            .with_source("stealth_rules.luau", include_str!("stealth_rules.luau")),
     ))
     .init_resource::<Tick>()
     .init_resource::<Trail>()
@@ -81,6 +86,16 @@ fn main() {
         app.update();
     }
 
+    if let Some(failed) = app
+        .world()
+        .resource::<LuaScriptStatus>()
+        .scripts
+        .iter()
+        .find_map(|s| s.error.clone())
+    {
+        eprintln!("stealth: the level script failed: {failed}");
+        std::process::exit(1);
+    }
     let d = app.world().resource::<PenumbraDiagnostics>().clone();
     println!(
         "\n{} frames: {} shadow maps and {} eye maps rendered in all; last frame: rasterize {:?}, queries {:?}",
@@ -269,12 +284,11 @@ fn walk(tick: Res<Tick>, mut walkers: Query<(&Walker, &mut Transform)>) {
 
 fn report(
     tick: Res<Tick>,
-    players: Query<(&GlobalTransform, &Exposure), With<Player>>,
-    guards: Query<(&Name, &LineOfSight)>,
+    players: Query<(&GlobalTransform, &Exposure, Option<&ScriptFlags>), With<Player>>,
     names: Query<&Name>,
     mut trail: ResMut<Trail>,
 ) {
-    for (transform, exposure) in &players {
+    for (transform, exposure, flags) in &players {
         let at = transform.translation();
         let mut line = format!(
             "tick {:3}  player ({:6.2}, {:6.2})  exposure {:5.2} (lit {:3.0}%)",
@@ -288,16 +302,19 @@ fn report(
             let name = names.get(share.light).map_or("light", Name::as_str);
             let _ = write!(line, "  {name} {:.2}", share.irradiance);
         }
-        let seen_by: Vec<&str> = guards
-            .iter()
-            .filter(|(_, sight)| sight.sightings().iter().any(|s| s.seen))
-            .map(|(name, _)| name.as_str())
-            .collect();
-        // The game's rule: a guard notices the player only in their view *and* in the light.
+        // What the level script decided this frame.
+        let flagged = |prefix: &str| -> Vec<&str> {
+            flags
+                .into_iter()
+                .flat_map(ScriptFlags::iter)
+                .filter_map(|f| f.strip_prefix(prefix))
+                .collect()
+        };
+        let (seen_by, spotted_by) = (flagged("seen by "), flagged("spotted by "));
         let sighting = if seen_by.is_empty() {
             line.push_str("  | unseen");
             Sighted::No
-        } else if exposure.total() < NOTICED_EXPOSURE {
+        } else if spotted_by.is_empty() {
             let _ = write!(
                 line,
                 "  | in view of {}, hidden by the dark",
@@ -305,7 +322,7 @@ fn report(
             );
             Sighted::InTheDark
         } else {
-            let _ = write!(line, "  | SPOTTED by {}", seen_by.join(", "));
+            let _ = write!(line, "  | SPOTTED by {}", spotted_by.join(", "));
             Sighted::Spotted
         };
         println!("{line}");

@@ -60,7 +60,7 @@
 //! ## Setup
 //!
 //! The plugin reads `GlobalTransform`s, so the app needs `bevy_transform`'s `TransformPlugin`
-//! (part of Bevy's `DefaultPlugins`). Queries run with `par_iter_mut` on the `ComputeTaskPool`:
+//! (part of Bevy's `DefaultPlugins`). Queries run in parallel on the `ComputeTaskPool`:
 //! `bevy_app`'s `TaskPoolPlugin` (also in `DefaultPlugins`) sizes it; without it the plugin
 //! creates one with a thread per core. The plugin runs in `PostUpdate` after
 //! `TransformSystems::Propagate` by default ([`PenumbraPlugin::new`] picks another schedule);
@@ -73,9 +73,14 @@
 //!   frame, and a frame mark per Bevy frame (forwards `penumbra_core/tracy`).
 //! * `trace` — `tracing` spans for every Bevy system (bevy_ecs's `trace`), as shown by Bevy's
 //!   `trace_tracy`.
+//! * `lua` — [`lua::LuaScriptPlugin`]: a level's Lua scripts run every frame as a system with
+//!   the [`ShadowQuery`](query::ShadowQuery) API, sandboxed; a failing script is logged and
+//!   disabled, never a crash.
 #![warn(missing_docs)]
 
 mod diagnostics;
+#[cfg(feature = "lua")]
+pub mod lua;
 pub mod occluder;
 mod plugin;
 pub mod probe;

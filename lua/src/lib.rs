@@ -47,6 +47,7 @@ compile_error!(
 mod api;
 mod error;
 mod host;
+pub mod host_api;
 mod paths;
 pub mod pictures;
 mod profile;

@@ -143,6 +143,12 @@ impl Runtime {
     /// Runs the script file at `path` (relative to the working folder; it must lie under the
     /// root). Errors name the file as given, e.g. `scripts/level1.luau:12: ...`.
     pub fn run_file(&self, path: impl AsRef<Path>) -> Result<(), ScriptError> {
+        self.eval_file(path)
+    }
+
+    /// Runs the script file at `path` like [`Runtime::run_file`] and converts what it returns
+    /// (a host that keeps a function the script returns, say).
+    pub fn eval_file<R: FromLuaMulti>(&self, path: impl AsRef<Path>) -> Result<R, ScriptError> {
         let path = path.as_ref();
         let shown = path.display().to_string();
         let canonical = path
@@ -168,7 +174,7 @@ impl Runtime {
                 .borrow_mut()
                 .insert(chunk.clone(), dir.to_path_buf());
         }
-        self.execute::<()>(&source, &chunk, &shown)
+        self.execute::<R>(&source, &chunk, &shown)
     }
 
     /// Runs `source` as a script named `name` (errors say `name:line: ...`; `require("./x")`
@@ -195,6 +201,31 @@ impl Runtime {
         &self.options
     }
 
+    /// Runs host code that calls into Lua — a function a script returned, say — as one run:
+    /// with the deadline of `timeout`, Rust panics caught, and errors reported like a script's
+    /// (`name` is the script shown when the error has no line of its own).
+    ///
+    /// ```
+    /// # use penumbra_lua::{Runtime, RuntimeOptions};
+    /// let runtime = Runtime::new(RuntimeOptions::new(std::env::temp_dir()))?;
+    /// let double: penumbra_lua::mlua::Function = runtime.eval("return function(x) return 2 * x end", "double.luau")?;
+    /// let four: f64 = runtime.call("double.luau", |_| double.call(2.0))?;
+    /// assert_eq!(four, 4.0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// What `f` returns, with the file and line of the script code that raised it; a
+    /// [`ScriptErrorKind::Timeout`] when the deadline stopped it.
+    pub fn call<R>(
+        &self,
+        name: &str,
+        f: impl FnOnce(&Lua) -> mlua::Result<R>,
+    ) -> Result<R, ScriptError> {
+        let _span = profile::span(name, "penumbra_lua::call", name, 0);
+        self.guarded(name, || f(&self.lua))
+    }
+
     fn execute<R: FromLuaMulti>(
         &self,
         source: &str,
@@ -202,14 +233,23 @@ impl Runtime {
         shown: &str,
     ) -> Result<R, ScriptError> {
         let _span = profile::span(shown, "penumbra_lua::run", shown, 0);
-        self.host.start_run(self.options.timeout);
-        let result = catch_unwind(AssertUnwindSafe(|| {
+        self.guarded(shown, || {
             self.lua
                 .load(source)
                 .set_name(chunk)
                 .set_mode(ChunkMode::Text)
                 .eval::<R>()
-        }));
+        })
+    }
+
+    /// One run of `f` under the deadline, with panics caught and errors converted.
+    fn guarded<R>(
+        &self,
+        shown: &str,
+        f: impl FnOnce() -> mlua::Result<R>,
+    ) -> Result<R, ScriptError> {
+        self.host.start_run(self.options.timeout);
+        let result = catch_unwind(AssertUnwindSafe(f));
         let timed_out = self.host.end_run();
         match result {
             Ok(Ok(value)) => Ok(value),

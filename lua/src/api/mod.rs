@@ -107,6 +107,15 @@ pub(crate) struct Call<'l> {
 }
 
 impl<'l> Call<'l> {
+    /// A call context for a host function's own argument checks (no arguments of its own).
+    pub fn for_host(lua: &'l Lua, name: &'static str) -> Self {
+        Self {
+            lua,
+            name,
+            args: Vec::new(),
+        }
+    }
+
     fn new(lua: &'l Lua, name: &'static str, args: MultiValue) -> Self {
         Self {
             lua,

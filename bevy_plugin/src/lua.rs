@@ -1,0 +1,660 @@
+//! Lua scripts as Bevy systems (the `lua` feature): a level's gameplay checks written by level
+//! designers, run every frame with the [`ShadowQuery`] API, sandboxed like `penumbra run`.
+//!
+//! A system script is a file under the script root (or a string) that returns a function; the
+//! [`LuaScriptPlugin`] loads it once at startup and calls the function every frame, after the
+//! probes and sight lines are updated, with a `world` table:
+//!
+//! | `world.` | answers |
+//! |---|---|
+//! | `litFraction(p)`, `exposure(p)` | [`ShadowQuery::lit_fraction`], [`ShadowQuery::exposure`] (nil where no light reaches) |
+//! | `litFractionFrom(light, p)` | one light's lit fraction (`light`: an entity or a light's `Name`) |
+//! | `canSee(viewer, p)`, `visibleFraction(viewer, p, radius)` | [`ShadowQuery::can_see`], [`ShadowQuery::visible_fraction`] |
+//! | `sampleCmp(light, {u, v, slice} or direction, reference)` | `SampleCmpLevelZero` on a light's map |
+//! | `probes()` | `{entity, name, position, total, unshadowed, litFraction}` per [`LightProbe`] (its [`Exposure`]) |
+//! | `viewers()` | `{entity, name, position, sightings}` per [`Viewer`]; `sightings` = its [`LineOfSight`]: `{target, point, visibleFraction, seen}` |
+//! | `lights()` | `{entity, name}` per light with a map |
+//! | `setFlag(entity, flag, on)` | adds or removes a flag in the entity's [`ScriptFlags`] |
+//! | `frame` | frames the script has run, from 1 |
+//!
+//! ```lua
+//! -- scripts/dark_probes.luau: flag every probe darker than 0.25
+//! return function(world)
+//!     for _, probe in world.probes() do
+//!         world.setFlag(probe.entity, "dark", probe.total < 0.25)
+//!     end
+//! end
+//! ```
+//!
+//! The sandbox is the one of [`penumbra_lua::Runtime`]: Luau's sandbox, a memory limit, a
+//! deadline per call (default 50 ms), no `io`/`load`/`os.execute`, `require` and file reads only
+//! under the script root. **A script never takes the game down:** a script that fails to load,
+//! raises an error, runs out of memory or time is logged once at `error` level with its file and
+//! line (`penumbra lua: scripts/dark_probes.luau:3: ...; the script is disabled`) and skipped
+//! from then on; [`LuaScriptStatus`] says which scripts run and why the others stopped.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use bevy_app::{App, Plugin, PostUpdate};
+use bevy_ecs::name::Name;
+use bevy_ecs::prelude::*;
+use bevy_ecs::schedule::{InternedScheduleLabel, ScheduleLabel};
+use bevy_transform::components::GlobalTransform;
+use glam::Vec3;
+use penumbra_core::Coord;
+use penumbra_lua::mlua::{self, Function, Lua, MetaMethod, Table, UserData, Value};
+use penumbra_lua::{Runtime, RuntimeOptions, ScriptError, host_api};
+
+use crate::PenumbraSystems;
+use crate::probe::{Exposure, LightProbe};
+use crate::query::{MapRef, ShadowQuery};
+use crate::shadow::ShadowMaps;
+use crate::sight::{LineOfSight, Sighting, Viewer};
+
+/// Where a system script comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ScriptSource {
+    /// A file, relative to the working folder; it must lie under the script root.
+    File(PathBuf),
+    /// Source text and the name errors show for it.
+    Text {
+        /// Shown in errors: `name:line: message`.
+        name: String,
+        /// The script.
+        source: String,
+    },
+}
+
+impl ScriptSource {
+    /// The name errors and [`LuaScriptStatus`] show.
+    #[must_use]
+    pub fn name(&self) -> String {
+        match self {
+            ScriptSource::File(path) => path.display().to_string(),
+            ScriptSource::Text { name, .. } => name.clone(),
+        }
+    }
+}
+
+/// Runs a level's Lua system scripts every frame (see the [module docs](self)).
+///
+/// ```no_run
+/// use bevy_app::App;
+/// use bevy_penumbra::prelude::*;
+/// use bevy_penumbra::lua::LuaScriptPlugin;
+///
+/// App::new().add_plugins((
+///     PenumbraPlugin::default(),
+///     LuaScriptPlugin::new("levels/yard").with_file("levels/yard/dark_probes.luau"),
+/// ));
+/// ```
+#[derive(Clone, Debug)]
+pub struct LuaScriptPlugin {
+    /// The script root: scripts, `require`d modules and loaded files lie under it.
+    pub root: PathBuf,
+    /// The scripts, run in this order every frame.
+    pub scripts: Vec<ScriptSource>,
+    /// Bytes the Lua heap may use (all scripts share one state). Default 64 MB.
+    pub max_memory: usize,
+    /// How long loading a script, and each frame's call of it, may take. Default 50 ms.
+    pub timeout: Duration,
+    /// The schedule the scripts run in (default `PostUpdate`, in
+    /// [`PenumbraSystems::Writeback`], after the probes and sight lines are updated).
+    pub schedule: InternedScheduleLabel,
+}
+
+impl LuaScriptPlugin {
+    /// Default memory limit: 64 MB.
+    pub const DEFAULT_MAX_MEMORY: usize = 64 << 20;
+    /// Default time limit of a load or a frame's call: 50 ms.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(50);
+
+    /// No scripts yet, with the script root `root`.
+    #[must_use]
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        LuaScriptPlugin {
+            root: root.into(),
+            scripts: Vec::new(),
+            max_memory: Self::DEFAULT_MAX_MEMORY,
+            timeout: Self::DEFAULT_TIMEOUT,
+            schedule: PostUpdate.intern(),
+        }
+    }
+
+    /// Adds a script file (relative to the working folder, under the root).
+    #[must_use]
+    pub fn with_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.scripts.push(ScriptSource::File(path.into()));
+        self
+    }
+
+    /// Adds a script from source text; `name` is what errors show.
+    #[must_use]
+    pub fn with_source(mut self, name: impl Into<String>, source: impl Into<String>) -> Self {
+        self.scripts.push(ScriptSource::Text {
+            name: name.into(),
+            source: source.into(),
+        });
+        self
+    }
+
+    /// Sets the Lua memory limit in bytes.
+    #[must_use]
+    pub fn max_memory(mut self, bytes: usize) -> Self {
+        self.max_memory = bytes;
+        self
+    }
+
+    /// Sets the time limit of a load or a frame's call.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Runs the scripts in `schedule` instead of `PostUpdate`.
+    #[must_use]
+    pub fn in_schedule(mut self, schedule: impl ScheduleLabel) -> Self {
+        self.schedule = schedule.intern();
+        self
+    }
+}
+
+impl Plugin for LuaScriptPlugin {
+    fn build(&self, app: &mut App) {
+        let options = RuntimeOptions::new(&self.root)
+            .max_memory(self.max_memory)
+            .timeout(self.timeout);
+        let (scripts, status) = LuaScripts::load(options, &self.scripts);
+        app.insert_non_send(scripts)
+            .insert_resource(status)
+            .add_systems(
+                self.schedule,
+                run_lua_scripts.in_set(PenumbraSystems::Writeback),
+            );
+    }
+}
+
+/// Flags set by Lua system scripts (`world.setFlag(entity, "dark", true)`), for game systems to
+/// read. Changed only when a flag is added or removed.
+#[derive(Component, Clone, Debug, Default, PartialEq, Eq)]
+pub struct ScriptFlags(BTreeSet<String>);
+
+impl ScriptFlags {
+    /// True when `flag` is set.
+    #[must_use]
+    pub fn contains(&self, flag: &str) -> bool {
+        self.0.contains(flag)
+    }
+
+    /// The flags, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(String::as_str)
+    }
+
+    /// True when no flag is set.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// How one system script is doing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScriptState {
+    /// The script's name (its path, or the name given with its source).
+    pub name: String,
+    /// Frames it ran without error.
+    pub runs: u64,
+    /// Why it stopped (failed to load, raised an error, ran out of memory or time): the
+    /// message logged, with file and line. `None` while it runs.
+    pub error: Option<String>,
+}
+
+/// The state of every system script, in the order they run.
+#[derive(Resource, Clone, Debug, Default, PartialEq, Eq)]
+pub struct LuaScriptStatus {
+    /// One entry per script; empty when the runtime itself could not start (see `setup_error`).
+    pub scripts: Vec<ScriptState>,
+    /// Why the Lua runtime could not start (e.g. the root folder is missing), if it could not.
+    pub setup_error: Option<String>,
+}
+
+impl LuaScriptStatus {
+    /// The state of the script named `name`.
+    #[must_use]
+    pub fn script(&self, name: &str) -> Option<&ScriptState> {
+        self.scripts.iter().find(|s| s.name == name)
+    }
+}
+
+/// The Lua state and the loaded scripts' functions (a non-`Send` resource: Lua states stay on
+/// the main thread).
+pub struct LuaScripts {
+    runtime: Option<Runtime>,
+    /// Each script's per-frame function; `None` once it failed.
+    functions: Vec<Option<Function>>,
+}
+
+impl LuaScripts {
+    fn load(options: RuntimeOptions, sources: &[ScriptSource]) -> (LuaScripts, LuaScriptStatus) {
+        let mut status = LuaScriptStatus::default();
+        let runtime = match Runtime::new(options) {
+            Ok(runtime) => runtime,
+            Err(e) => {
+                let message = format!("penumbra lua: cannot start the script runtime: {e}");
+                log::error!("{message}; no script runs");
+                status.setup_error = Some(message);
+                return (
+                    LuaScripts {
+                        runtime: None,
+                        functions: Vec::new(),
+                    },
+                    status,
+                );
+            }
+        };
+        let mut functions = Vec::with_capacity(sources.len());
+        for source in sources {
+            let name = source.name();
+            let loaded: Result<Value, ScriptError> = match source {
+                ScriptSource::File(path) => runtime.eval_file(path),
+                ScriptSource::Text { name, source } => runtime.eval(source, name),
+            };
+            let (function, error) = match loaded {
+                Ok(Value::Function(f)) => (Some(f), None),
+                Ok(other) => (
+                    None,
+                    Some(format!(
+                        "{name}: a system script must return a function (got {})",
+                        host_api::describe(&other)
+                    )),
+                ),
+                Err(e) => (None, Some(e.to_string())),
+            };
+            if let Some(error) = &error {
+                let _ = runtime.lua().gc_collect();
+                log::error!("penumbra lua: {error}; the script is disabled");
+            }
+            functions.push(function);
+            status.scripts.push(ScriptState {
+                name,
+                runs: 0,
+                error,
+            });
+        }
+        (
+            LuaScripts {
+                runtime: Some(runtime),
+                functions,
+            },
+            status,
+        )
+    }
+}
+
+/// An entity as scripts hold it: compared with `==`, printed as `Entity(12v1)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct LuaEntity(Entity);
+
+impl UserData for LuaEntity {
+    fn add_methods<M: mlua::UserDataMethods<Self>>(methods: &mut M) {
+        methods.add_meta_method(MetaMethod::ToString, |_, this, ()| {
+            Ok(format!("Entity({})", this.0))
+        });
+        methods.add_meta_method(MetaMethod::Eq, |_, this, other: Value| {
+            Ok(entity_of(&other) == Some(this.0))
+        });
+    }
+}
+
+fn entity_of(value: &Value) -> Option<Entity> {
+    match value {
+        Value::UserData(u) => u.borrow::<LuaEntity>().ok().map(|e| e.0),
+        _ => None,
+    }
+}
+
+/// `function: what: expected an entity, got ...`.
+fn entity_arg(lua: &Lua, function: &str, what: &str, value: &Value) -> mlua::Result<Entity> {
+    entity_of(value).ok_or_else(|| {
+        host_api::error(
+            lua,
+            function,
+            format!(
+                "{what}: expected an entity (from world.probes(), viewers() or lights()), got {}",
+                host_api::describe(value)
+            ),
+        )
+    })
+}
+
+/// A light named by entity or by `Name`.
+enum LightArg {
+    Entity(Entity),
+    Name(String),
+}
+
+impl LightArg {
+    fn read(lua: &Lua, function: &'static str, value: &Value) -> mlua::Result<LightArg> {
+        match value {
+            Value::String(_) => Ok(LightArg::Name(host_api::string(
+                lua, function, "light", value,
+            )?)),
+            _ => entity_arg(lua, function, "light", value).map(LightArg::Entity),
+        }
+    }
+
+    fn map_ref(&self) -> MapRef<'_> {
+        match self {
+            LightArg::Entity(e) => MapRef::Entity(*e),
+            LightArg::Name(n) => MapRef::Name(n),
+        }
+    }
+}
+
+/// Flag changes a frame's scripts asked for, per entity, in call order.
+type FlagChanges = BTreeMap<Entity, Vec<(String, bool)>>;
+
+/// A probe as `world.probes()` lists it.
+struct ProbeEntry<'a> {
+    entity: Entity,
+    position: Vec3,
+    name: Option<&'a str>,
+    exposure: &'a Exposure,
+}
+
+/// A viewer as `world.viewers()` lists it.
+struct ViewerEntry<'a> {
+    entity: Entity,
+    position: Vec3,
+    name: Option<&'a str>,
+    sightings: &'a [Sighting],
+}
+
+/// What the `world` table reads: the query and the frame's probes and viewers.
+struct WorldView<'a, 'w> {
+    query: &'a ShadowQuery<'w>,
+    probes: Vec<ProbeEntry<'a>>,
+    viewers: Vec<ViewerEntry<'a>>,
+}
+
+/// Builds the `world` table of one call with functions scoped to it.
+fn world_table<'scope, 'env: 'scope>(
+    lua: &Lua,
+    scope: &'scope mlua::Scope<'scope, 'env>,
+    view: &'env WorldView<'env, '_>,
+    changes: &'env RefCell<FlagChanges>,
+    frame: u64,
+) -> mlua::Result<Table> {
+    let world = lua.create_table()?;
+    world.raw_set("frame", frame)?;
+    let query = view.query;
+    world.raw_set(
+        "litFraction",
+        scope.create_function(move |lua, p: Value| {
+            let p = host_api::vec3(lua, "world.litFraction", "point", &p)?;
+            Ok(query.lit_fraction(p))
+        })?,
+    )?;
+    world.raw_set(
+        "exposure",
+        scope.create_function(move |lua, p: Value| {
+            let p = host_api::vec3(lua, "world.exposure", "point", &p)?;
+            Ok(query.exposure(p))
+        })?,
+    )?;
+    world.raw_set(
+        "litFractionFrom",
+        scope.create_function(move |lua, (light, p): (Value, Value)| {
+            const F: &str = "world.litFractionFrom";
+            let light = LightArg::read(lua, F, &light)?;
+            let p = host_api::vec3(lua, F, "point", &p)?;
+            query
+                .lit_fraction_from(light.map_ref(), p)
+                .map_err(|e| host_api::error(lua, F, e))
+        })?,
+    )?;
+    world.raw_set(
+        "canSee",
+        scope.create_function(move |lua, (viewer, p): (Value, Value)| {
+            const F: &str = "world.canSee";
+            let viewer = entity_arg(lua, F, "viewer", &viewer)?;
+            let p = host_api::vec3(lua, F, "target", &p)?;
+            query
+                .can_see(viewer, p)
+                .map_err(|e| host_api::error(lua, F, e))
+        })?,
+    )?;
+    world.raw_set(
+        "visibleFraction",
+        scope.create_function(move |lua, (viewer, p, radius): (Value, Value, Value)| {
+            const F: &str = "world.visibleFraction";
+            let viewer = entity_arg(lua, F, "viewer", &viewer)?;
+            let p = host_api::vec3(lua, F, "target", &p)?;
+            let radius = match radius {
+                Value::Nil => 0.0,
+                r => host_api::number(lua, F, "radius", &r)?,
+            };
+            if !(radius.is_finite() && radius >= 0.0) {
+                return Err(host_api::error(
+                    lua,
+                    F,
+                    format!("radius = {radius}: expected a finite number >= 0"),
+                ));
+            }
+            query
+                .visible_fraction(viewer, p, radius as f32)
+                .map_err(|e| host_api::error(lua, F, e))
+        })?,
+    )?;
+    world.raw_set(
+        "sampleCmp",
+        scope.create_function(
+            move |lua, (light, coord, reference): (Value, Value, Value)| {
+                const F: &str = "world.sampleCmp";
+                let light = LightArg::read(lua, F, &light)?;
+                let coord = coord_arg(lua, F, &coord)?;
+                let reference = host_api::number(lua, F, "reference", &reference)? as f32;
+                query
+                    .sample_cmp(light.map_ref(), coord, reference, ())
+                    .map_err(|e| host_api::error(lua, F, e))
+            },
+        )?,
+    )?;
+    let probes = &view.probes;
+    world.raw_set(
+        "probes",
+        scope.create_function(move |lua, ()| {
+            let list = lua.create_table_with_capacity(probes.len(), 0)?;
+            for p in probes {
+                let t = entry(lua, p.entity, p.position, p.name)?;
+                t.raw_set("total", p.exposure.total())?;
+                t.raw_set("unshadowed", p.exposure.unshadowed())?;
+                t.raw_set("litFraction", p.exposure.lit_fraction())?;
+                list.raw_push(t)?;
+            }
+            Ok(list)
+        })?,
+    )?;
+    let viewers = &view.viewers;
+    world.raw_set(
+        "viewers",
+        scope.create_function(move |lua, ()| {
+            let list = lua.create_table_with_capacity(viewers.len(), 0)?;
+            for v in viewers {
+                let t = entry(lua, v.entity, v.position, v.name)?;
+                let sightings = lua.create_table_with_capacity(v.sightings.len(), 0)?;
+                for s in v.sightings {
+                    let row = lua.create_table_with_capacity(0, 4)?;
+                    row.raw_set("target", LuaEntity(s.target))?;
+                    row.raw_set("point", host_api::vector(lua, s.point)?)?;
+                    row.raw_set("visibleFraction", s.visible_fraction)?;
+                    row.raw_set("seen", s.seen)?;
+                    sightings.raw_push(row)?;
+                }
+                t.raw_set("sightings", sightings)?;
+                list.raw_push(t)?;
+            }
+            Ok(list)
+        })?,
+    )?;
+    world.raw_set(
+        "lights",
+        scope.create_function(move |lua, ()| {
+            let list = lua.create_table()?;
+            for light in query.maps().map(ShadowMaps::iter).into_iter().flatten() {
+                let t = lua.create_table()?;
+                t.raw_set("entity", LuaEntity(light.entity()))?;
+                t.raw_set("name", light.name())?;
+                list.raw_push(t)?;
+            }
+            Ok(list)
+        })?,
+    )?;
+    world.raw_set(
+        "setFlag",
+        scope.create_function(move |lua, (entity, flag, on): (Value, Value, Value)| {
+            const F: &str = "world.setFlag";
+            let entity = entity_arg(lua, F, "entity", &entity)?;
+            let flag = host_api::string(lua, F, "flag", &flag)?;
+            let on = match on {
+                Value::Nil => true,
+                Value::Boolean(b) => b,
+                other => {
+                    return Err(host_api::error(
+                        lua,
+                        F,
+                        format!("on: expected a boolean, got {}", host_api::describe(&other)),
+                    ));
+                }
+            };
+            changes
+                .borrow_mut()
+                .entry(entity)
+                .or_default()
+                .push((flag, on));
+            Ok(())
+        })?,
+    )?;
+    Ok(world)
+}
+
+/// `{entity = .., name = .., position = ..}`.
+fn entry(lua: &Lua, entity: Entity, position: Vec3, name: Option<&str>) -> mlua::Result<Table> {
+    let t = lua.create_table_with_capacity(0, 6)?;
+    t.raw_set("entity", LuaEntity(entity))?;
+    t.raw_set("name", name)?;
+    t.raw_set("position", host_api::vector(lua, position)?)?;
+    Ok(t)
+}
+
+/// A sample coordinate: `{u, v}`, `{u, v, slice}` or a cube direction (a vector or 3 numbers).
+fn coord_arg(lua: &Lua, function: &'static str, value: &Value) -> mlua::Result<Coord> {
+    if let Value::Table(t) = value
+        && t.raw_len() == 2
+    {
+        let u = host_api::number(lua, function, "coord[1]", &t.raw_get(1)?)?;
+        let v = host_api::number(lua, function, "coord[2]", &t.raw_get(2)?)?;
+        return Ok(Coord([u as f32, v as f32, 0.0, 0.0]));
+    }
+    let p = host_api::vec3(lua, function, "coord", value)?;
+    Ok(Coord([p.x, p.y, p.z, 0.0]))
+}
+
+/// Calls every running script's function with the frame's `world`, then applies the flags they
+/// set. A failing script is logged once and disabled.
+#[allow(clippy::type_complexity)]
+pub fn run_lua_scripts(
+    mut scripts: NonSendMut<LuaScripts>,
+    mut status: ResMut<LuaScriptStatus>,
+    query: ShadowQuery,
+    probes: Query<(Entity, &GlobalTransform, &Exposure, Option<&Name>), With<LightProbe>>,
+    viewers: Query<
+        (
+            Entity,
+            &GlobalTransform,
+            Option<&Name>,
+            Option<&LineOfSight>,
+        ),
+        With<Viewer>,
+    >,
+    mut flags: Query<&mut ScriptFlags>,
+    mut commands: Commands,
+) {
+    penumbra_core::zone!("bevy_penumbra::run_lua_scripts");
+    let LuaScripts { runtime, functions } = &mut *scripts;
+    let Some(runtime) = runtime else { return };
+    if functions.iter().all(Option::is_none) {
+        return;
+    }
+    let view = WorldView {
+        query: &query,
+        probes: probes
+            .iter()
+            .map(|(entity, transform, exposure, name)| ProbeEntry {
+                entity,
+                position: transform.translation(),
+                name: name.map(Name::as_str),
+                exposure,
+            })
+            .collect(),
+        viewers: viewers
+            .iter()
+            .map(|(entity, transform, name, sight)| ViewerEntry {
+                entity,
+                position: transform.translation(),
+                name: name.map(Name::as_str),
+                sightings: sight.map_or(&[], LineOfSight::sightings),
+            })
+            .collect(),
+    };
+    let changes = RefCell::new(FlagChanges::new());
+    for (function, state) in functions.iter_mut().zip(status.scripts.iter_mut()) {
+        let Some(f) = function else { continue };
+        let frame = state.runs + 1;
+        let result = runtime.call(&state.name, |lua| {
+            lua.scope(|scope| {
+                let world = world_table(lua, scope, &view, &changes, frame)?;
+                f.call::<()>(world)
+            })
+        });
+        match result {
+            Ok(()) => state.runs = frame,
+            Err(e) => {
+                // What the failed call left behind (a memory bomb's tables) must not starve the
+                // scripts after it: collect it now.
+                let _ = runtime.lua().gc_collect();
+                let message = e.to_string();
+                log::error!("penumbra lua: {message}; the script is disabled");
+                state.error = Some(message);
+                *function = None;
+            }
+        }
+    }
+    for (entity, edits) in changes.into_inner() {
+        let apply = |set: &mut BTreeSet<String>| {
+            for (flag, on) in &edits {
+                if *on {
+                    set.insert(flag.clone());
+                } else {
+                    set.remove(flag);
+                }
+            }
+        };
+        if let Ok(mut current) = flags.get_mut(entity) {
+            let mut next = current.0.clone();
+            apply(&mut next);
+            if next != current.0 {
+                current.0 = next;
+            }
+        } else if let Ok(mut e) = commands.get_entity(entity) {
+            let mut set = BTreeSet::new();
+            apply(&mut set);
+            e.insert(ScriptFlags(set));
+        }
+    }
+}

@@ -1,0 +1,389 @@
+//! Lua system scripts (the `lua` feature, issue 7 item 4): scripts flag probes through the
+//! `ShadowQuery` API every frame, agree with the components, and a failing, runaway or
+//! memory-hungry script is logged and disabled while the app keeps running.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use bevy_app::App;
+use bevy_ecs::name::Name;
+use bevy_ecs::prelude::*;
+use bevy_penumbra::lua::{LuaScriptPlugin, LuaScriptStatus, ScriptFlags};
+use bevy_penumbra::prelude::*;
+use bevy_transform::prelude::*;
+use glam::Vec3;
+use support::*;
+
+/// Every `log` record of the test binary (the plugin logs script failures at `error`).
+static LOG: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+struct Capture;
+
+impl log::Log for Capture {
+    fn enabled(&self, _: &log::Metadata) -> bool {
+        true
+    }
+    fn log(&self, record: &log::Record) {
+        LOG.lock()
+            .unwrap()
+            .push(format!("{} {}", record.level(), record.args()));
+    }
+    fn flush(&self) {}
+}
+
+fn capture_logs() {
+    let _ = log::set_logger(&Capture);
+    log::set_max_level(log::LevelFilter::Info);
+}
+
+/// Logged lines that mention `needle`.
+fn logged(needle: &str) -> Vec<String> {
+    LOG.lock()
+        .unwrap()
+        .iter()
+        .filter(|l| l.contains(needle))
+        .cloned()
+        .collect()
+}
+
+const DARK_PROBES: &str = r#"
+-- Flags every probe that gets less than half of the light.
+return function(world)
+    for _, probe in world.probes() do
+        world.setFlag(probe.entity, "dark", probe.total < 0.5)
+    end
+end
+"#;
+
+/// A floor, a box over (0, 0, 0), a sun, a probe under the box and one in the open.
+fn yard(scripts: LuaScriptPlugin) -> (App, Entity, Entity, Entity) {
+    let mut app = app_with((PenumbraPlugin::default(), scripts));
+    floor(&mut app);
+    let crate_ = crate_box(&mut app, Vec3::new(0.0, 3.0, 0.0));
+    app.world_mut().spawn((
+        ShadowLight::directional(1.0).with_resolution(512),
+        Transform::default().looking_to(Vec3::NEG_Y, Vec3::Z),
+        Name::new("sun"),
+    ));
+    let under = probe(&mut app, Vec3::new(0.0, 0.5, 0.0));
+    let open = probe(&mut app, Vec3::new(6.0, 0.5, 0.0));
+    (app, crate_, under, open)
+}
+
+fn flags(app: &App, entity: Entity) -> Vec<String> {
+    app.world()
+        .get::<ScriptFlags>(entity)
+        .map(|f| f.iter().map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+fn status(app: &App) -> LuaScriptStatus {
+    app.world().resource::<LuaScriptStatus>().clone()
+}
+
+fn temp_root(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("bevy_penumbra_lua_{name}_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn a_script_flags_dark_probes_and_follows_the_level_as_it_changes() {
+    let (mut app, crate_, under, open) = yard(
+        LuaScriptPlugin::new(std::env::temp_dir()).with_source("dark_probes.luau", DARK_PROBES),
+    );
+    app.update();
+    assert_eq!(flags(&app, under), ["dark"]);
+    assert!(flags(&app, open).is_empty());
+    assert_eq!(status(&app).scripts[0].runs, 1);
+    assert_eq!(status(&app).scripts[0].error, None);
+    // The box moves away: the next frame the probe is lit and the flag is gone.
+    move_to(&mut app, crate_, Vec3::new(-10.0, 3.0, 0.0));
+    app.update();
+    assert!(flags(&app, under).is_empty());
+    assert_eq!(status(&app).scripts[0].runs, 2);
+}
+
+#[test]
+fn scripts_see_what_shadow_query_sees() {
+    let script = r#"
+return function(world)
+    local answers = {}
+    for _, probe in world.probes() do
+        local p = probe.position
+        -- the component, the ad-hoc query and one light's query agree
+        assert(world.exposure(p) == probe.total, "exposure")
+        assert(world.litFraction(p) == probe.litFraction, "litFraction")
+        assert(world.litFractionFrom("sun", p) == probe.litFraction, "by name")
+        for _, light in world.lights() do
+            assert(light.name == "sun")
+            assert(world.litFractionFrom(light.entity, p) == probe.litFraction, "by entity")
+        end
+        world.setFlag(probe.entity, if probe.litFraction == 0 then "shadowed" else "lit")
+    end
+    -- a point no light reaches
+    assert(world.litFraction({1000, 0, 1000}) == nil)
+    -- SampleCmpLevelZero on the sun's map at its centre, reference 0 passes LESS_EQUAL
+    assert(world.sampleCmp("sun", {0.5, 0.5}, 0) == 1)
+    for _, viewer in world.viewers() do
+        world.setFlag(viewer.entity, if world.canSee(viewer.entity, {6, 0.5, 0}) then "sees open" else "blind")
+        assert(world.visibleFraction(viewer.entity, {6, 0.5, 0}, 0.2) > 0)
+        assert(viewer.entity == viewer.entity and tostring(viewer.entity):find("Entity"))
+    end
+    assert(world.frame >= 1)
+end
+"#;
+    let (mut app, _, under, open) =
+        yard(LuaScriptPlugin::new(std::env::temp_dir()).with_source("agree.luau", script));
+    let guard = app
+        .world_mut()
+        .spawn((
+            Viewer::new(90f32.to_radians(), 30.0).with_resolution(128),
+            Transform::from_xyz(10.0, 1.5, 0.0).looking_at(Vec3::new(0.0, 0.5, 0.0), Vec3::Y),
+        ))
+        .id();
+    app.update();
+    app.update();
+    assert_eq!(status(&app).scripts[0].error, None, "{:?}", status(&app));
+    assert_eq!(flags(&app, under), ["shadowed"]);
+    assert_eq!(flags(&app, open), ["lit"]);
+    let seen = with_query(&mut app, |q| {
+        q.can_see(guard, Vec3::new(6.0, 0.5, 0.0)).unwrap()
+    });
+    assert!(seen);
+    assert_eq!(flags(&app, guard), ["sees open"]);
+}
+
+#[test]
+fn a_failing_script_is_logged_once_and_disabled_and_the_others_keep_running() {
+    capture_logs();
+    let boom = r#"
+return function(world)
+    if world.frame == 3 then
+        error("boom at frame " .. world.frame)
+    end
+end
+"#;
+    let (mut app, _, under, _) = yard(
+        LuaScriptPlugin::new(std::env::temp_dir())
+            .with_source("boom.luau", boom)
+            .with_source("dark_probes.luau", DARK_PROBES),
+    );
+    for _ in 0..6 {
+        app.update();
+    }
+    let s = status(&app);
+    let boom = s.script("boom.luau").unwrap();
+    assert_eq!(boom.runs, 2);
+    let error = boom.error.as_deref().unwrap();
+    assert!(
+        error.contains("boom.luau:4") && error.contains("boom at frame 3"),
+        "{error}"
+    );
+    assert_eq!(s.script("dark_probes.luau").unwrap().runs, 6);
+    assert_eq!(flags(&app, under), ["dark"]);
+    let lines = logged("boom at frame 3");
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].starts_with("ERROR penumbra lua: boom.luau:4"),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[0].contains("the script is disabled"));
+}
+
+#[test]
+fn runaway_and_memory_hungry_scripts_stop_at_their_limits() {
+    let spin = "return function(world) while true do end end";
+    let bomb = r#"
+return function(world)
+    local t = {}
+    for i = 1, 1e9 do t[i] = string.rep("x", 1024) .. i end
+end
+"#;
+    let (mut app, _, under, _) = yard(
+        LuaScriptPlugin::new(std::env::temp_dir())
+            .timeout(Duration::from_millis(100))
+            .max_memory(16 << 20)
+            .with_source("spin.luau", spin)
+            .with_source("bomb.luau", bomb)
+            .with_source("dark_probes.luau", DARK_PROBES),
+    );
+    let start = Instant::now();
+    app.update();
+    app.update();
+    // Two runaway calls of at most 100 ms each, once: not a hang.
+    assert!(start.elapsed() < Duration::from_secs(20));
+    let s = status(&app);
+    let spin = s.script("spin.luau").unwrap().error.clone().unwrap();
+    assert!(
+        spin.contains("spin.luau:1") && spin.contains("time"),
+        "{spin}"
+    );
+    let bomb = s.script("bomb.luau").unwrap().error.clone().unwrap();
+    assert!(bomb.contains("memory"), "{bomb}");
+    assert_eq!(s.script("dark_probes.luau").unwrap().runs, 2);
+    assert_eq!(flags(&app, under), ["dark"]);
+}
+
+#[test]
+fn wrong_arguments_raise_lua_errors_that_name_the_function_and_line() {
+    let cases = [
+        (
+            "world.litFraction(\"x\")",
+            "world.litFraction: point: expected a vector",
+        ),
+        (
+            "world.litFraction({0, 0/0, 0})",
+            "expected finite coordinates",
+        ),
+        (
+            "world.canSee(42, {0, 0, 0})",
+            "world.canSee: viewer: expected an entity",
+        ),
+        (
+            "world.litFractionFrom(\"moon\", {0, 0, 0})",
+            "world.litFractionFrom: ",
+        ),
+        (
+            "world.setFlag(nil, \"x\")",
+            "world.setFlag: entity: expected an entity",
+        ),
+        (
+            "world.visibleFraction(world.probes()[1].entity, {0,0,0}, -1)",
+            "radius = -1",
+        ),
+        (
+            "world.sampleCmp(\"sun\", {0.5, 0.5}, \"deep\")",
+            "world.sampleCmp: reference: expected a number",
+        ),
+    ];
+    let mut plugin = LuaScriptPlugin::new(std::env::temp_dir());
+    for (i, (call, _)) in cases.iter().enumerate() {
+        plugin = plugin.with_source(
+            format!("case{i}.luau"),
+            format!("return function(world)\n{call}\nend"),
+        );
+    }
+    let (mut app, ..) = yard(plugin);
+    app.update();
+    let s = status(&app);
+    for (i, (call, expected)) in cases.iter().enumerate() {
+        let state = s.script(&format!("case{i}.luau")).unwrap();
+        let error = state
+            .error
+            .as_deref()
+            .unwrap_or_else(|| panic!("{call} raised nothing"));
+        assert!(
+            error.contains(&format!("case{i}.luau:2")),
+            "{call}: {error}"
+        );
+        assert!(error.contains(expected), "{call}: {error}");
+    }
+}
+
+#[test]
+fn scripts_load_from_the_root_with_require_and_bad_scripts_are_reported_at_startup() {
+    capture_logs();
+    let root = temp_root("files");
+    std::fs::write(root.join("threshold.luau"), "return 0.5").unwrap();
+    std::fs::write(
+        root.join("dark.luau"),
+        "local threshold = require(\"./threshold\")\nreturn function(world)\n  for _, p in world.probes() do world.setFlag(p.entity, \"dark\", p.total < threshold) end\nend\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("nothing.luau"), "return 42").unwrap();
+    std::fs::write(
+        root.join("broken.luau"),
+        "return function(world)\n  if then\nend",
+    )
+    .unwrap();
+    let outside = temp_root("outside").join("sneaky.luau");
+    std::fs::write(&outside, DARK_PROBES).unwrap();
+    let file = |name: &str| root.join(name);
+    let (mut app, _, under, open) = yard(
+        LuaScriptPlugin::new(&root)
+            .with_file(file("dark.luau"))
+            .with_file(file("nothing.luau"))
+            .with_file(file("broken.luau"))
+            .with_file(&outside)
+            .with_file(file("missing.luau")),
+    );
+    app.update();
+    assert_eq!(flags(&app, under), ["dark"]);
+    assert!(flags(&app, open).is_empty());
+    let s = status(&app);
+    let error = |name: &Path| {
+        s.script(&name.display().to_string())
+            .unwrap()
+            .error
+            .clone()
+            .unwrap_or_default()
+    };
+    assert_eq!(error(&file("dark.luau")), "");
+    assert!(error(&file("nothing.luau")).contains("must return a function (got the number 42)"));
+    assert!(
+        error(&file("broken.luau")).contains("broken.luau:2"),
+        "{}",
+        error(&file("broken.luau"))
+    );
+    assert!(
+        error(&outside).contains("outside its root"),
+        "{}",
+        error(&outside)
+    );
+    assert!(error(&file("missing.luau")).contains("cannot read the script"));
+    assert_eq!(logged("must return a function").len(), 1);
+
+    // A root that does not exist: one error, no script, the app runs.
+    let (mut app, ..) =
+        yard(LuaScriptPlugin::new(root.join("no_such_folder")).with_source("x.luau", DARK_PROBES));
+    app.update();
+    let s = status(&app);
+    assert!(
+        s.setup_error.as_deref().unwrap().contains("no_such_folder"),
+        "{s:?}"
+    );
+    assert!(s.scripts.is_empty());
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// The stealth example's level script: seen in the dark is "seen by", seen in the light is also
+/// "spotted by"; the flags follow the player.
+#[test]
+fn the_stealth_rules_script_spots_the_player_only_in_the_light() {
+    let (mut app, _, _, _) = yard(LuaScriptPlugin::new(std::env::temp_dir()).with_source(
+        "stealth_rules.luau",
+        include_str!("../examples/stealth_rules.luau"),
+    ));
+    let player = app
+        .world_mut()
+        .spawn((
+            LightProbe::point(),
+            SightTarget {
+                offset: Vec3::ZERO,
+                radius: 0.0,
+            },
+            Transform::from_xyz(0.0, 0.5, 0.0),
+        ))
+        .id();
+    app.world_mut().spawn((
+        Name::new("guard"),
+        Viewer::new(90f32.to_radians(), 30.0)
+            .with_resolution(128)
+            .with_targets([player]),
+        Transform::from_xyz(10.0, 1.5, 0.0).looking_at(Vec3::new(0.0, 0.5, 0.0), Vec3::Y),
+    ));
+    app.update();
+    app.update();
+    assert_eq!(status(&app).scripts[0].error, None);
+    assert_eq!(flags(&app, player), ["seen by guard"]);
+    move_to(&mut app, player, Vec3::new(5.0, 0.5, 0.0));
+    app.update();
+    app.update();
+    assert_eq!(flags(&app, player), ["seen by guard", "spotted by guard"]);
+}

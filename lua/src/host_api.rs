@@ -1,0 +1,63 @@
+//! Helpers for hosts that add their own functions to a [`Runtime`](crate::Runtime)'s Lua
+//! state (the Bevy plugin's `world` table, say): arguments read and errors raised the way the
+//! `penumbra` module does it, so a script sees the same messages everywhere.
+
+use glam::Vec3;
+use mlua::{Lua, Value};
+
+use crate::ScriptErrorKind;
+use crate::api::{Call, located_error, vector_value};
+
+/// Reads a point or direction argument — a Luau vector, `{x, y, z}` or `{x = .., y = .., z = ..}`
+/// with finite components — or raises `function: what: expected ...` at the calling line.
+///
+/// # Errors
+/// Any other value, or non-finite components.
+pub fn vec3(lua: &Lua, function: &'static str, what: &str, value: &Value) -> mlua::Result<Vec3> {
+    Call::for_host(lua, function).vec3_of(what, value)
+}
+
+/// Reads a number argument (integers included) or raises `function: what: expected a number`.
+///
+/// # Errors
+/// Any other value.
+pub fn number(lua: &Lua, function: &'static str, what: &str, value: &Value) -> mlua::Result<f64> {
+    Call::for_host(lua, function).number_of(what, value)
+}
+
+/// Reads a string argument or raises `function: what: expected a string`.
+///
+/// # Errors
+/// Any other value, or a string that is not UTF-8.
+pub fn string(
+    lua: &Lua,
+    function: &'static str,
+    what: &str,
+    value: &Value,
+) -> mlua::Result<String> {
+    Call::for_host(lua, function).string_of(what, value)
+}
+
+/// A runtime error `function: message`, located at the script line that made the call.
+#[must_use]
+pub fn error(lua: &Lua, function: &str, message: impl std::fmt::Display) -> mlua::Error {
+    located_error(
+        lua,
+        ScriptErrorKind::Runtime,
+        format!("{function}: {message}"),
+    )
+}
+
+/// A position as scripts get it back: a vector in Luau, `{x = .., y = .., z = ..}` in Lua 5.4.
+///
+/// # Errors
+/// Only when Lua runs out of memory.
+pub fn vector(lua: &Lua, v: Vec3) -> mlua::Result<Value> {
+    vector_value(lua, v)
+}
+
+/// How a value is named in messages (`nil`, `a number`, `a Texture`, ...).
+#[must_use]
+pub fn describe(value: &Value) -> String {
+    crate::api::describe(value)
+}
