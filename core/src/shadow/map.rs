@@ -274,25 +274,22 @@ impl ShadowMap {
 
     /// Projects a world point into slice `slice`: (u, v, depth), or `None` behind the light.
     #[must_use]
+    #[inline]
     pub fn project(&self, slice: usize, p: Vec3) -> Option<[f32; 3]> {
-        let clip = *self.view_proj.get(slice)? * p.extend(1.0);
-        if clip.w.is_nan() || clip.w <= 0.0 {
-            return None;
-        }
-        let ndc = clip.truncate() / clip.w;
-        Some([0.5 * ndc.x + 0.5, 0.5 - 0.5 * ndc.y, ndc.z])
+        project_cols(&self.view_proj.get(slice)?.to_cols_array(), p)
     }
 
     /// The biased receiver position of `point` in the map: (slice, biased point, u, v, depth),
     /// or `None` when the point is unshadowed by definition (non-finite, behind the light,
     /// outside every cascade or outside the map's depth range).
+    #[inline(always)]
     fn receiver(&self, point: Vec3, normal: Option<Vec3>) -> Option<(usize, Vec3, [f32; 3])> {
         if !point.is_finite() {
             return None;
         }
         let slice = self.slice_for(point)?;
         let mut p = point;
-        if let Some(n) = normal.filter(|n| n.is_finite() && n.length_squared() > 0.0) {
+        if let Some(n) = normal.filter(|&n| has_normal_offset(Some(n))) {
             // Normal-offset bias: a number of texels, measured at the receiver's depth for
             // perspective maps (clip w is the view depth).
             let depth = if self.perspective {
@@ -369,64 +366,104 @@ impl ShadowMap {
             self.cube_lit_fractions(position, batches, points, normal, kernel, out);
             return;
         }
-        let offsets = kernel.offsets();
+        // The tap count as a constant: loops unroll, and one tap's `sum / 1` folds away.
+        match kernel.offsets() {
+            [o] => self.planar_lit_fractions::<1>(batches, points, normal, kernel, &[*o], out),
+            o if o.len() == 4 => {
+                let o: &[[f32; 2]; 4] = o.try_into().expect("four taps");
+                self.planar_lit_fractions(batches, points, normal, kernel, o, out);
+            }
+            o => {
+                let o: &[[f32; 2]; 16] = o.try_into().expect("sixteen taps");
+                self.planar_lit_fractions(batches, points, normal, kernel, o, out);
+            }
+        }
+    }
+
+    /// [`ShadowMap::lit_fractions`] on 2D maps and cascades, for kernels of `TAPS` taps.
+    fn planar_lit_fractions<const TAPS: usize>(
+        &self,
+        batches: &[Option<CmpBatch>],
+        points: &[Vec3],
+        normal: Option<Vec3>,
+        kernel: PcfKernel,
+        offsets: &[[f32; 2]; TAPS],
+        out: &mut [f32],
+    ) {
+        let taps = TAPS;
         let texel = 1.0 / self.resolution as f32;
-        const CHUNK: usize = 64;
-        // Fixed-size scratch: no allocation per call (the Bevy plugin calls this per probe).
-        let mut entries = [(0usize, 0usize, [0.0f32; 3]); CHUNK];
-        let mut index = [0usize; CHUNK];
-        let mut base_uv = [[0.0f32; 2]; CHUNK];
-        let mut base_ref = [0.0f32; CHUNK];
-        // Every tap of every point in one batch run: tap `o` of point `i` at `o·m + i`.
-        let mut uv = [[0.0f32; 2]; CHUNK * 16];
-        let mut refs = [0.0f32; CHUNK * 16];
-        let mut res = [0.0f32; CHUNK * 16];
+        // Points per round: enough lookups per batch run for the kernels' prefetching and to
+        // amortize the call, few enough for the scratch to stay in L1/L2.
+        const CHUNK: usize = 1024;
+        let cap = points.len().min(CHUNK);
+        // Per slice: the taps of the points that fall in it, point-major (tap `j` of the
+        // slice's `i`-th point at `i·taps + j`), and which point each came from.
+        let mut lists: Vec<SliceTaps> = batches
+            .iter()
+            .map(|b| SliceTaps::with_capacity(if b.is_some() { cap } else { 0 }, taps))
+            .collect();
+        let mut res = vec![0.0f32; cap * taps];
+        // One orthographic map lit from a direction, no normal offset (a sun): the receiver
+        // bias is one constant shift and the projection one matrix.
+        let fast = match (&self.layout, self.source, has_normal_offset(normal)) {
+            (MapLayout::Single, LightSource::Direction(d), false) => {
+                Some((-d * self.bias.receiver, self.view_proj[0].to_cols_array()))
+            }
+            _ => None,
+        };
         for (chunk_index, chunk) in points.chunks(CHUNK).enumerate() {
-            let base = chunk_index * CHUNK;
-            let mut n = 0;
+            let out = &mut out[chunk_index * CHUNK..][..chunk.len()];
+            for list in &mut lists {
+                list.clear();
+            }
             for (k, &p) in chunk.iter().enumerate() {
-                match self.receiver(p, normal) {
-                    None => out[base + k] = 1.0,
-                    Some((slice, _, uvz)) if batches.get(slice).is_some_and(Option::is_some) => {
-                        entries[n] = (k, slice, uvz);
-                        n += 1;
+                let receiver = match &fast {
+                    // `receiver` for this case with its constants hoisted: the same operations.
+                    Some((shift, cols)) => p
+                        .is_finite()
+                        .then(|| project_cols(cols, p + *shift))
+                        .flatten()
+                        .filter(|uvz| (0.0..=1.0).contains(&uvz[2]))
+                        .map(|uvz| (0, p, uvz)),
+                    None => self.receiver(p, normal),
+                };
+                match receiver {
+                    None => out[k] = 1.0,
+                    Some((slice, _, [u, v, z]))
+                        if batches.get(slice).is_some_and(Option::is_some) =>
+                    {
+                        let list = &mut lists[slice];
+                        let at = list.points * taps;
+                        list.owner[list.points] = k;
+                        list.points += 1;
+                        let uv: &mut [[f32; 2]; TAPS] =
+                            (&mut list.uv[at..at + TAPS]).try_into().expect("TAPS");
+                        for (c, o) in uv.iter_mut().zip(offsets) {
+                            // The coordinates `lit_fraction` gives the sampler, to the bit.
+                            *c = [u + o[0] * texel, v + o[1] * texel];
+                        }
+                        list.refs[at..at + TAPS].fill(z);
                     }
-                    Some(_) => out[base + k] = self.lit_fraction(p, normal, kernel),
+                    Some(_) => out[k] = self.lit_fraction(p, normal, kernel),
                 }
             }
-            for (slice, batch) in batches.iter().enumerate() {
+            for (list, batch) in lists.iter().zip(batches) {
                 let Some(batch) = batch else { continue };
-                let mut m = 0;
-                for &(k, s, [u, v, z]) in &entries[..n] {
-                    if s == slice {
-                        index[m] = k;
-                        base_uv[m] = [u, v];
-                        base_ref[m] = z;
-                        m += 1;
-                    }
-                }
-                if m == 0 {
+                if list.points == 0 {
                     continue;
                 }
-                let taps = m * offsets.len();
-                for (j, o) in offsets.iter().enumerate() {
-                    let at = j * m;
-                    for i in 0..m {
-                        let b = base_uv[i];
-                        uv[at + i] = [b[0] + o[0] * texel, b[1] + o[1] * texel];
-                        refs[at + i] = base_ref[i];
-                    }
+                let n = list.points * taps;
+                let res = &mut res[..n];
+                if batch.run(&list.uv[..n], &list.refs[..n], res).is_err() {
+                    res.fill(1.0);
                 }
-                if batch
-                    .run(&uv[..taps], &refs[..taps], &mut res[..taps])
-                    .is_err()
+                for (&k, results) in list.owner[..list.points]
+                    .iter()
+                    .zip(res.as_chunks::<TAPS>().0)
                 {
-                    res[..taps].fill(1.0);
-                }
-                for (i, &k) in index[..m].iter().enumerate() {
                     // Summed in tap order, like `lit_fraction`.
-                    let sum = (0..offsets.len()).fold(0.0f32, |s, j| s + res[j * m + i]);
-                    out[base + k] = sum / offsets.len() as f32;
+                    let sum = results.iter().fold(0.0f32, |s, &r| s + r);
+                    out[k] = sum / TAPS as f32;
                 }
             }
         }
@@ -552,6 +589,52 @@ impl ShadowMap {
             }
         }
     }
+}
+
+/// The lookups of one slice in a round of `lit_fractions` (sized once, filled by index).
+struct SliceTaps {
+    uv: Vec<[f32; 2]>,
+    refs: Vec<f32>,
+    /// The point (index in the round) of each group of `taps` lookups.
+    owner: Vec<usize>,
+    /// Points filled so far.
+    points: usize,
+}
+
+impl SliceTaps {
+    fn with_capacity(points: usize, taps: usize) -> Self {
+        SliceTaps {
+            uv: vec![[0.0; 2]; points * taps],
+            refs: vec![0.0; points * taps],
+            owner: vec![0; points],
+            points: 0,
+        }
+    }
+
+    fn clear(&mut self) {
+        self.points = 0;
+    }
+}
+
+/// True when `normal` gives a normal-offset bias (finite, not zero).
+#[inline]
+fn has_normal_offset(normal: Option<Vec3>) -> bool {
+    normal.is_some_and(|n| n.is_finite() && n.length_squared() > 0.0)
+}
+
+/// Projects `p` with the column-major matrix `m` into (u, v, depth), or `None` when the clip w
+/// is NaN or not positive (behind the light). Every operation is a plain f32 operation in a
+/// fixed order — `((m0·x + m1·y) + m2·z) + m3` per clip component, then `/ w` — so the scalar
+/// query and the batched one project to the same bits on every platform.
+#[inline(always)]
+fn project_cols(m: &[f32; 16], p: Vec3) -> Option<[f32; 3]> {
+    let clip = |r: usize| ((m[r] * p.x + m[4 + r] * p.y) + m[8 + r] * p.z) + m[12 + r];
+    let w = clip(3);
+    if w.is_nan() || w <= 0.0 {
+        return None;
+    }
+    let (x, y, z) = (clip(0) / w, clip(1) / w, clip(2) / w);
+    Some([0.5 * x + 0.5, 0.5 - 0.5 * y, z])
 }
 
 /// The direction of one PCF tap of a cube map: the receiver's direction from the light moved
