@@ -1,7 +1,10 @@
 //! msad4 / template matching benchmarks (single thread).
 //!
 //! * `msad4_kernel/<backend>/<t>x<t>`: the full SAD map of a t×t template in a 2048² noise image
-//!   per backend; throughput in absolute differences (criterion's "elements/s" = AD/s).
+//!   per backend, into a reused map (`sad_map_into`, the steady state of repeated matching);
+//!   throughput in absolute differences (criterion's "elements/s" = AD/s).
+//!   `msad4_kernel/<backend>-fresh-map/<t>x<t>`: the same through `sad_map_using`, which
+//!   allocates a new 16 MB map every call (first-touch page faults included), best backend.
 //! * `msad4_best1/<plain|masked>/<t>x<t>`: `find_matches` top 1 in a 4096² noise image with
 //!   the template planted, plain or with transparent corners (an ellipse sprite).
 //!
@@ -10,7 +13,9 @@
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use penumbra::msad4::{CpuExtension, Image, MatchOptions, find_matches, sad_map_using};
+use penumbra::msad4::{
+    CpuExtension, Image, MatchOptions, SadMap, find_matches, sad_map_into, sad_map_using,
+};
 
 struct Noise(u64);
 
@@ -53,12 +58,19 @@ fn kernels(c: &mut Criterion) {
         let ads = u64::from((size - t + 1).pow(2)) * u64::from(t * t);
         g.throughput(Throughput::Elements(ads));
         for ext in CpuExtension::supported() {
+            let mut map = SadMap::default();
             g.bench_with_input(
                 BenchmarkId::new(ext.name(), format!("{t}x{t}")),
                 &ext,
-                |b, &ext| b.iter(|| sad_map_using(&image, &tpl, 1, ext).unwrap()),
+                |b, &ext| b.iter(|| sad_map_into(&image, &tpl, 1, ext, &mut map).unwrap()),
             );
         }
+        let best = CpuExtension::default();
+        g.bench_with_input(
+            BenchmarkId::new(format!("{}-fresh-map", best.name()), format!("{t}x{t}")),
+            &best,
+            |b, &ext| b.iter(|| sad_map_using(&image, &tpl, 1, ext).unwrap()),
+        );
     }
     g.finish();
 }

@@ -3,9 +3,9 @@
 //! Oracles are naive byte loops written from the rules, never the crate's own kernels.
 
 use penumbra_core::msad4::{
-    Channels, CpuExtension, Image, Match, MatchError, MatchOptions, Pruning, decode_png,
+    Channels, CpuExtension, Image, Match, MatchError, MatchOptions, Pruning, SadMap, decode_png,
     encode_heatmap_png, find_matches, load_png, load_png_template, msad4, msad4_buffer_search,
-    sad_bytes, sad_map, sad_map_using, write_heatmap_png,
+    sad_bytes, sad_map, sad_map_into, sad_map_using, write_heatmap_png,
 };
 use proptest::prelude::*;
 
@@ -130,6 +130,23 @@ fn random_template(rng: &mut Rng, w: u32, h: u32, channels: Channels, zero_per_2
         })
         .collect();
     Image::new(w, h, channels, data).unwrap()
+}
+
+/// The template with the pixels outside its inscribed ellipse transparent (a sprite).
+fn sprite(template: &Image) -> Image {
+    let (w, h) = (template.width() as usize, template.height() as usize);
+    let (cx, cy) = ((w as f64 - 1.0) / 2.0, (h as f64 - 1.0) / 2.0);
+    let data = template
+        .data()
+        .iter()
+        .enumerate()
+        .map(|(i, &b)| {
+            let (x, y) = ((i % w) as f64, (i / w) as f64);
+            let (dx, dy) = ((x - cx) / (w as f64 / 2.0), (y - cy) / (h as f64 / 2.0));
+            if dx * dx + dy * dy <= 1.0 { b } else { 0 }
+        })
+        .collect();
+    Image::r8(w as u32, h as u32, data).unwrap()
 }
 
 /// Copies the template's cared bytes into `image` at `(x, y)`; transparent bytes keep the noise.
@@ -412,6 +429,8 @@ fn every_backend_equals_scalar_bit_for_bit() {
     // masked and unmasked, R8 and RGBA8, one and several threads.
     let mut rng = Rng(0xB00C_0DE5);
     let backends = CpuExtension::supported();
+    // One reused map per backend, carried across cases of every size (`sad_map_into`).
+    let mut reused = vec![SadMap::default(); backends.len()];
     for case in 0..160u64 {
         let channels = if case % 3 == 0 {
             Channels::Rgba8
@@ -439,7 +458,7 @@ fn every_backend_equals_scalar_bit_for_bit() {
             &naive_map(&image, &tpl)[..],
             "scalar vs naive, case {case}: {w}x{h} {channels}, template {tw}x{th}"
         );
-        for &ext in &backends {
+        for (&ext, reused) in backends.iter().zip(&mut reused) {
             for threads in [1, 3] {
                 let got = sad_map_using(&image, &tpl, threads, ext).unwrap();
                 assert_eq!(
@@ -447,6 +466,12 @@ fn every_backend_equals_scalar_bit_for_bit() {
                     "{ext} x{threads}, case {case}: {w}x{h} {channels}, template {tw}x{th}"
                 );
             }
+            sad_map_into(&image, &tpl, 2, ext, reused).unwrap();
+            assert_eq!(*reused, reference, "{ext} reused, case {case}");
+            // A refused pair leaves the map as it was.
+            let too_big = random_template(&mut rng, w + 1, h, channels, 0);
+            assert!(sad_map_into(&image, &too_big, 1, ext, reused).is_err());
+            assert_eq!(*reused, reference);
         }
     }
 }
@@ -641,6 +666,75 @@ fn pruned_search_equals_exhaustive_on_large_templates() {
                 );
             }
             assert_eq!(exhaustive[0].sad, 0);
+        }
+    }
+}
+
+/// Near copies (every cared byte moved by up to ±`noise`), as a sprite looks under lighting or
+/// compression: the best SAD is far from 0, the bounds of many windows reach below it, and
+/// the pruned search (its second, upper-bound round, or the fall back to scoring everything)
+/// must still give exactly the exhaustive answer.
+#[test]
+fn pruned_search_equals_exhaustive_on_near_copies() {
+    let mut rng = Rng(0x0E4C_0B1E);
+    for case in 0..8u64 {
+        let size = [48, 64, 40, 33][case as usize % 4];
+        let mut image = random_image(&mut rng, 640, 560, Channels::R8);
+        let mut tpl = random_template(&mut rng, size, size, Channels::R8, 0);
+        if case % 2 == 1 {
+            tpl = sprite(&tpl);
+        }
+        let noise = [8u8, 3, 40, 16, 16, 14, 18, 20][case as usize];
+        let near: Vec<u8> = tpl
+            .data()
+            .iter()
+            .map(|&t| {
+                if t == 0 {
+                    0
+                } else {
+                    let d = rng.below(2 * u64::from(noise) + 1) as i32 - i32::from(noise);
+                    (i32::from(t) + d).clamp(1, 255) as u8
+                }
+            })
+            .collect();
+        let near = Image::r8(size, size, near).unwrap();
+        plant(
+            &mut image,
+            &near,
+            30 + rng.below(500) as u32,
+            rng.below(400) as u32,
+        );
+        plant(&mut image, &near, 5, 550 - size);
+        for top_k in [1, 2, 4] {
+            let base = MatchOptions {
+                top_k,
+                ..MatchOptions::default()
+            };
+            let exhaustive = find_matches(
+                &image,
+                &tpl,
+                &MatchOptions {
+                    pruning: Pruning::Never,
+                    ..base.clone()
+                },
+            )
+            .unwrap();
+            assert!(exhaustive[0].sad > 0);
+            for pruning in [Pruning::Always, Pruning::Auto] {
+                let got = find_matches(
+                    &image,
+                    &tpl,
+                    &MatchOptions {
+                        pruning,
+                        ..base.clone()
+                    },
+                )
+                .unwrap();
+                assert_eq!(
+                    got, exhaustive,
+                    "case {case} k={top_k} {pruning:?} noise {noise}"
+                );
+            }
         }
     }
 }

@@ -15,8 +15,9 @@ const WIDTH: usize = 64;
 /// Byte offsets of the four loads per op; together they cover the 64 positions of a strip.
 const LOADS: [usize; 4] = [0, 8, 32, 40];
 
-/// Fills `out` (a multiple of [`STRIP`] long) with `2·SAD + 255·plan.masked_in_pairs` per
-/// position; the caller finishes with `(v − bias) / 2`.
+/// Fills `out` (a multiple of [`STRIP`] long) with the SAD per position, or, when the plan has
+/// masked words ([`Plan::doubled`]), with `2·SAD + 255·plan.masked_in_pairs`, which the caller
+/// finishes with `(v − bias) / 2`.
 ///
 /// # Safety
 /// The CPU must support AVX2, and `row` must be valid for reads of `op.off + out.len() + 8`
@@ -24,12 +25,13 @@ const LOADS: [usize; 4] = [0, 8, 32, 40];
 #[target_feature(enable = "avx2")]
 pub(crate) unsafe fn sad_row(plan: &Plan, row: *const u8, out: &mut [u32]) {
     debug_assert_eq!(out.len() % STRIP, 0);
-    out.fill(0);
+    // Plain SADs count twice when paired ones (which count cared bytes twice) share the total.
+    let shift = u32::from(plan.doubled());
     for (s, strip) in out.chunks_exact_mut(WIDTH).enumerate() {
         // SAFETY: the caller guarantees every read below stays inside the padded planes.
         unsafe {
             let base = row.add(s * WIDTH);
-            for batch in &plan.batches {
+            for (b, batch) in plan.batches.iter().enumerate() {
                 let mut p = [_mm256_setzero_si256(); 4];
                 for op in &plan.plain[batch.plain.clone()] {
                     let t = _mm256_set1_epi32(op.word as i32);
@@ -39,8 +41,8 @@ pub(crate) unsafe fn sad_row(plan: &Plan, row: *const u8, out: &mut [u32]) {
                         *acc = _mm256_add_epi16(*acc, _mm256_mpsadbw_epu8::<0>(img, t));
                     }
                 }
-                // Plain SADs count twice so that paired ones share one total.
-                flush(strip, p, 1);
+                // The first batch stores, later ones add: `out` needs no clearing.
+                flush(strip, p, shift, b == 0);
                 if batch.pair.is_empty() {
                     continue;
                 }
@@ -58,7 +60,7 @@ pub(crate) unsafe fn sad_row(plan: &Plan, row: *const u8, out: &mut [u32]) {
                         *acc = _mm256_add_epi16(*acc, both);
                     }
                 }
-                flush(strip, q, 0);
+                flush(strip, q, 0, false);
             }
         }
     }
@@ -68,7 +70,7 @@ pub(crate) unsafe fn sad_row(plan: &Plan, row: *const u8, out: &mut [u32]) {
 /// adds them to `strip`.
 #[inline]
 #[target_feature(enable = "avx2")]
-fn flush(strip: &mut [u32], acc: [__m256i; 4], shift: u32) {
+fn flush(strip: &mut [u32], acc: [__m256i; 4], shift: u32, store: bool) {
     let sh = _mm_cvtsi32_si128(shift as i32);
     for (g, a) in acc.into_iter().enumerate() {
         // Load g covers positions 32·(g / 2) + 8·(g % 2) + {0..8, 16..24}.
@@ -82,8 +84,12 @@ fn flush(strip: &mut [u32], acc: [__m256i; 4], shift: u32) {
             let dst = &mut strip[at..at + 8];
             // SAFETY: `dst` is exactly 8 u32.
             unsafe {
-                let old = _mm256_loadu_si256(dst.as_ptr().cast());
-                _mm256_storeu_si256(dst.as_mut_ptr().cast(), _mm256_add_epi32(old, wide));
+                let sum = if store {
+                    wide
+                } else {
+                    _mm256_add_epi32(_mm256_loadu_si256(dst.as_ptr().cast()), wide)
+                };
+                _mm256_storeu_si256(dst.as_mut_ptr().cast(), sum);
             }
         }
     }

@@ -13,8 +13,9 @@ use super::scalar;
 /// Byte offsets of the four loads per op; together they cover the 128 positions of a strip.
 const LOADS: [usize; 4] = [0, 8, 64, 72];
 
-/// Fills `out` (a multiple of [`STRIP`] long) with `2·SAD + 255·plan.masked_in_pairs` per
-/// position; the caller finishes with `(v − bias) / 2`.
+/// Fills `out` (a multiple of [`STRIP`] long) with the SAD per position, or, when the plan has
+/// masked words ([`Plan::doubled`]), with `2·SAD + 255·plan.masked_in_pairs`, which the caller
+/// finishes with `(v − bias) / 2`.
 ///
 /// # Safety
 /// The CPU must support AVX-512F and AVX-512BW, and `row` must be valid for reads of
@@ -22,12 +23,13 @@ const LOADS: [usize; 4] = [0, 8, 64, 72];
 #[target_feature(enable = "avx512f,avx512bw")]
 pub(crate) unsafe fn sad_row(plan: &Plan, row: *const u8, out: &mut [u32]) {
     debug_assert_eq!(out.len() % STRIP, 0);
-    out.fill(0);
+    // Plain SADs count twice when paired ones (which count cared bytes twice) share the total.
+    let shift = u32::from(plan.doubled());
     for (s, strip) in out.chunks_exact_mut(STRIP).enumerate() {
         // SAFETY: the caller guarantees every read below stays inside the padded planes.
         unsafe {
             let base = row.add(s * STRIP);
-            for batch in &plan.batches {
+            for (b, batch) in plan.batches.iter().enumerate() {
                 let mut p = [_mm512_setzero_si512(); 4];
                 for op in &plan.plain[batch.plain.clone()] {
                     let t = _mm512_set1_epi32(op.word as i32);
@@ -37,9 +39,8 @@ pub(crate) unsafe fn sad_row(plan: &Plan, row: *const u8, out: &mut [u32]) {
                         *acc = _mm512_add_epi16(*acc, _mm512_dbsad_epu8::<0x94>(t, img));
                     }
                 }
-                // Plain SADs count twice so that paired ones (which count cared bytes twice)
-                // share one total.
-                flush(strip, p, 1);
+                // The first batch stores, later ones add: `out` needs no clearing.
+                flush(strip, p, shift, b == 0);
                 if batch.pair.is_empty() {
                     continue;
                 }
@@ -57,49 +58,47 @@ pub(crate) unsafe fn sad_row(plan: &Plan, row: *const u8, out: &mut [u32]) {
                         *acc = _mm512_add_epi16(*acc, both);
                     }
                 }
-                flush(strip, q, 0);
+                flush(strip, q, 0, false);
             }
         }
     }
 }
 
-/// Widens the four u16 accumulators to u32, puts them back in position order, shifts them left
-/// by `shift` and adds them to `strip`.
+/// Widens the four u16 accumulators to u32 in position order, shifts them left by `shift` and
+/// stores them in `strip` (`store`) or adds them to it.
+///
+/// Lane `m` of the load at 0 holds positions `16m..16m + 8`, lane `m` of the load at 8 the next
+/// eight (likewise 64 and 72 for the second half), so interleaving their 128-bit lanes with one
+/// two-source permute puts 32 positions in order; each half then widens with one
+/// `vpmovzxwd`.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw")]
-fn flush(strip: &mut [u32], acc: [__m512i; 4], shift: u32) {
+fn flush(strip: &mut [u32], acc: [__m512i; 4], shift: u32, store: bool) {
     let sh = _mm_cvtsi32_si128(shift as i32);
+    // Quadword indices: 0–7 from `a`, 8–15 from `b`.
+    let first = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
+    let second = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
     for half in 0..2 {
         let (a, b) = (acc[2 * half], acc[2 * half + 1]);
-        let lanes = [
-            (
-                _mm512_extracti32x4_epi32::<0>(a),
-                _mm512_extracti32x4_epi32::<0>(b),
-            ),
-            (
-                _mm512_extracti32x4_epi32::<1>(a),
-                _mm512_extracti32x4_epi32::<1>(b),
-            ),
-            (
-                _mm512_extracti32x4_epi32::<2>(a),
-                _mm512_extracti32x4_epi32::<2>(b),
-            ),
-            (
-                _mm512_extracti32x4_epi32::<3>(a),
-                _mm512_extracti32x4_epi32::<3>(b),
-            ),
-        ];
-        for (m, (la, lb)) in lanes.into_iter().enumerate() {
-            let wide = _mm512_inserti64x4::<1>(
-                _mm512_castsi256_si512(_mm256_cvtepu16_epi32(la)),
-                _mm256_cvtepu16_epi32(lb),
-            );
-            let wide = _mm512_sll_epi32(wide, sh);
-            let dst = &mut strip[64 * half + 16 * m..64 * half + 16 * m + 16];
-            // SAFETY: `dst` is exactly 16 u32.
-            unsafe {
-                let old = _mm512_loadu_si512(dst.as_ptr().cast());
-                _mm512_storeu_si512(dst.as_mut_ptr().cast(), _mm512_add_epi32(old, wide));
+        for (k, idx) in [first, second].into_iter().enumerate() {
+            let ordered = _mm512_permutex2var_epi64(a, idx, b);
+            let quarters = [
+                _mm512_castsi512_si256(ordered),
+                _mm512_extracti64x4_epi64::<1>(ordered),
+            ];
+            for (q, h) in quarters.into_iter().enumerate() {
+                let wide = _mm512_sll_epi32(_mm512_cvtepu16_epi32(h), sh);
+                let at = 64 * half + 32 * k + 16 * q;
+                let dst = &mut strip[at..at + 16];
+                // SAFETY: `dst` is exactly 16 u32.
+                unsafe {
+                    let sum = if store {
+                        wide
+                    } else {
+                        _mm512_add_epi32(_mm512_loadu_si512(dst.as_ptr().cast()), wide)
+                    };
+                    _mm512_storeu_si512(dst.as_mut_ptr().cast(), sum);
+                }
             }
         }
     }

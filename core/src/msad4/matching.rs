@@ -18,6 +18,10 @@
 //!   those with `SAD ≤ τ` is exactly the start of the walk over all positions. If it accepts
 //!   `top_k` matches (or `τ ≥ max_sad`, or all positions were taken) it is the answer; otherwise
 //!   `n` grows.
+//! * **An upper bound from exact scores.** When the bounds of the best windows do not reach
+//!   past their SADs (a near copy of the template, not an exact one), the exact SADs of those
+//!   windows give `u`, the `k`-th accepted SAD: every window with `LB ≤ u` is collected (if
+//!   there are few enough) and scored; all others have `SAD > u`.
 //! * **Partial-distortion elimination.** A position's SAD is summed row by row and abandoned as
 //!   soon as it exceeds `τ`, which only removes positions the walk would ignore.
 
@@ -198,6 +202,7 @@ impl Search<'_> {
         let small = bound.fits_u16(image);
         let total = self.positions();
         let mut n = (64 * self.k).max(1024).min(total);
+        let mut tried_upper = false;
         loop {
             let parts = par_rows(self.prepared.plan.ny, self.threads, |ys| {
                 let mut best = Smallest::new(n + 1, u32::MAX, self.backend);
@@ -224,11 +229,56 @@ impl Search<'_> {
                     return Some(found);
                 }
             }
-            if !strict && n.saturating_mul(8) > total {
+            if !tried_upper {
+                // The bounds of the best windows did not reach past their SADs (a near copy
+                // rather than an exact one, say). Their exact SADs give an upper bound `u`:
+                // every window with LB ≤ u, if not too many, holds the answer.
+                tried_upper = true;
+                if let Some(found) = self.upper_round(&bound, small, &keys, &rows) {
+                    return Some(found);
+                }
+            }
+            // Each round is a full bound pass plus exact scores: give up for the exhaustive
+            // scan while it is still a small part of what that costs.
+            if !strict && n.saturating_mul(64) > total {
                 return None;
             }
-            n = n.saturating_mul(4).min(total);
+            n = n.saturating_mul(16).min(total);
         }
+    }
+
+    /// The second round of [`Search::pruned`]: score the first round's candidates `keys`
+    /// exactly, take the walk's `k`-th accepted SAD as `u`, collect every position with
+    /// LB ≤ u (at most 1/64 of all positions, or 16,384; more means the bound is too weak to
+    /// pay) and walk their exact SADs ≤ u. Every other position has SAD ≥ LB > u, so if that
+    /// walk accepts `k` matches it is the start of the walk over all positions.
+    fn upper_round(
+        &self,
+        bound: &Bound,
+        small: bool,
+        keys: &[Key],
+        rows: &ExactRows,
+    ) -> Option<Vec<Match>> {
+        let exact = self.score(keys, rows, self.limit);
+        let u = greedy(&exact, self.k, self.radius).get(self.k - 1)?.sad as u32;
+        let image = self.prepared.image;
+        let nx = self.prepared.plan.nx;
+        let cap = (self.positions() / 64).max(1 << 14);
+        let parts = par_rows(self.prepared.plan.ny, self.threads, |ys| {
+            let mut within = Smallest::new(cap + 1, u, self.backend);
+            if small {
+                bound.rows::<u16>(image, nx, self.backend, ys, |y, lb| within.push_row(y, lb));
+            } else {
+                bound.rows::<u32>(image, nx, self.backend, ys, |y, lb| within.push_row(y, lb));
+            }
+            within.into_vec()
+        });
+        let candidates = merge(parts, cap + 1);
+        if candidates.len() > cap {
+            return None;
+        }
+        let found = greedy(&self.score(&candidates, rows, u), self.k, self.radius);
+        (found.len() == self.k).then_some(found)
     }
 
     /// Exact SADs (≤ `tau`) of the candidates whose bound is ≤ `tau`, sorted by key.
@@ -328,22 +378,38 @@ struct Bound {
 const BOUND_BAND_ROWS: usize = 256;
 
 impl Bound {
+    /// Blocks of up to 8×8 pixels, at least a 4×4 grid of them: a random window's bound then
+    /// averages roughly
+    /// `84 / √64 ≈ 10` per pixel (each block term is about `0.8·74·√(2·64)` on uniform noise),
+    /// well above the few units per pixel that separate a near copy of the template (lighting,
+    /// compression) from the template, so the bound still singles out the match; coarser blocks
+    /// (a fixed 4×4 grid on a 64×64 template is 16×16 pixels each) let most of a noisy image
+    /// through. Per position the bound costs one term per block, an eighth of what scoring the
+    /// position costs at 8×8. A sprite whose transparent pixels leave few whole blocks gets
+    /// blocks half the size when they cover more of it.
     fn new(image: &Image, template: &Image) -> Bound {
-        let mut bound = Bound::with_grid(image, template, 4);
-        // A sprite's transparent corners can leave few whole 4×4-grid blocks; smaller ones fit.
-        if bound.blocks.len() < 4 {
-            let finer = Bound::with_grid(image, template, 8);
-            if finer.blocks.len() > bound.blocks.len() {
-                bound = finer;
-            }
+        // At least a 4×4 grid of blocks (fewer terms let too many windows through by chance).
+        let side = template.width().min(template.height()) as usize;
+        let block = (side / 4).clamp(1, 8);
+        let bound = Bound::with_block(image, template, block);
+        let cared = template.data().iter().filter(|&&b| b != 0).count();
+        let covered = |b: &Bound| b.blocks.len() * b.bw * b.bh * image.channels().bytes_per_pixel();
+        if 2 * covered(&bound) >= cared {
+            return bound;
         }
-        bound
+        let finer = Bound::with_block(image, template, (block / 2).max(1));
+        if covered(&finer) > covered(&bound) {
+            finer
+        } else {
+            bound
+        }
     }
 
-    fn with_grid(image: &Image, template: &Image, grid: usize) -> Bound {
+    /// The fully cared blocks of `block`×`block` pixels (smaller along a thinner template).
+    fn with_block(image: &Image, template: &Image, block: usize) -> Bound {
         let count = image.channels().bytes_per_pixel();
         let (tw, th) = (template.width() as usize, template.height() as usize);
-        let (bw, bh) = ((tw / grid).max(1), (th / grid).max(1));
+        let (bw, bh) = (block.min(tw), block.min(th));
         let mut blocks = Vec::new();
         for by in 0..th / bh {
             for bx in 0..tw / bw {

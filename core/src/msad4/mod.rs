@@ -284,8 +284,9 @@ impl Image {
 }
 
 /// The SAD of a template at every position where it fits: `width = W − w + 1`,
-/// `height = H − h + 1`, row-major.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// `height = H − h + 1`, row-major. `SadMap::default()` is an empty map (0 × 0), e.g. to start
+/// [`sad_map_into`] with.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SadMap {
     width: u32,
     height: u32,
@@ -347,6 +348,37 @@ pub fn sad_map_using(
     })
 }
 
+/// [`sad_map_using`] into `map`, reusing its storage: repeated matching (a template searched
+/// frame after frame) allocates nothing once the storage is large enough. On error `map` is
+/// left unchanged.
+///
+/// ```
+/// use penumbra_core::msad4::{CpuExtension, Image, SadMap, sad_map_into};
+/// let image = Image::r8(4, 1, vec![1, 2, 3, 4])?;
+/// let template = Image::r8(2, 1, vec![2, 3])?;
+/// let mut map = SadMap::default();
+/// for _frame in 0..3 {
+///     sad_map_into(&image, &template, 1, CpuExtension::default(), &mut map)?;
+/// }
+/// assert_eq!(map.data(), &[2, 0, 2]);
+/// # Ok::<(), penumbra_core::msad4::MatchError>(())
+/// ```
+pub fn sad_map_into(
+    image: &Image,
+    template: &Image,
+    threads: usize,
+    backend: CpuExtension,
+    map: &mut SadMap,
+) -> Result<(), MatchError> {
+    crate::zone!("penumbra::msad4::sad_map");
+    check_backend(backend)?;
+    let prepared = Prepared::new(image, template)?;
+    prepared.map_into(backend, threads, &mut map.data);
+    map.width = prepared.plan.nx as u32;
+    map.height = prepared.plan.ny as u32;
+    Ok(())
+}
+
 fn check_backend(backend: CpuExtension) -> Result<(), MatchError> {
     if backend.is_supported() {
         Ok(())
@@ -376,15 +408,48 @@ impl<'a> Prepared<'a> {
 
     /// The whole SAD map, rows split over `threads` threads.
     pub fn map(&self, backend: CpuExtension, threads: usize) -> Vec<u32> {
-        let (nx, ny) = (self.plan.nx, self.plan.ny);
-        let mut data = vec![0u32; nx * ny];
-        for_row_bands(&mut data, nx, threads, |y0, band| {
-            let rows = band.len() / nx;
-            self.rows(backend, y0..y0 + rows, |y, row| {
-                band[(y - y0) * nx..(y - y0 + 1) * nx].copy_from_slice(row);
-            });
-        });
+        let mut data = Vec::new();
+        self.map_into(backend, threads, &mut data);
         data
+    }
+
+    /// [`Prepared::map`] into `data`, replacing its contents and reusing its storage.
+    pub fn map_into(&self, backend: CpuExtension, threads: usize, data: &mut Vec<u32>) {
+        let nx = self.plan.nx;
+        // Only storage `data` did not hold yet is zeroed: repeated matching at one size writes
+        // straight over the previous map.
+        data.resize(nx * self.plan.ny, 0);
+        for_row_bands(data, nx, threads, |y0, band| {
+            self.fill_band(backend, y0, band)
+        });
+    }
+
+    /// Writes SAD-map rows `y0..` into `band` (whole rows). The kernels write padded rows
+    /// (a multiple of [`STRIP`](plan::STRIP) long) straight into the band: the padding runs into
+    /// the next row, which is computed afterwards and overwrites it; a row without that much
+    /// room goes through a scratch row.
+    fn fill_band(&self, backend: CpuExtension, y0: usize, band: &mut [u32]) {
+        let plan = &self.plan;
+        let (nx, padded) = (plan.nx, plan.padded_nx());
+        let rows = band.len() / nx;
+        let mut buf = Vec::new();
+        let mut row_out = Vec::new();
+        let mut scratch = Vec::new();
+        for b0 in (0..rows).step_by(BAND_ROWS) {
+            let n = BAND_ROWS.min(rows - b0);
+            self.layout.fill(self.image, y0 + b0, n, &mut buf);
+            for i in 0..n {
+                let row = &buf[i * self.layout.stride..];
+                let at = (b0 + i) * nx;
+                if let Some(out) = band.get_mut(at..at + padded) {
+                    sad_row(backend, plan, row, out, &mut scratch);
+                } else {
+                    row_out.resize(padded, 0);
+                    sad_row(backend, plan, row, &mut row_out, &mut scratch);
+                    band[at..at + nx].copy_from_slice(&row_out[..nx]);
+                }
+            }
+        }
     }
 
     /// Computes SAD-map rows `ys`, band by band, handing each row to `sink(y, row)`.
@@ -426,22 +491,28 @@ fn sad_row(
         CpuExtension::Sse41 if backend.is_supported() => {
             // SAFETY: SSE4.1 is detected and the read bound was checked above.
             unsafe { sse41::sad_row(plan, row.as_ptr(), out) };
-            // SAFETY: as above.
-            unsafe { sse41::finish_doubled(out, 255 * plan.masked_in_pairs) };
+            if plan.doubled() {
+                // SAFETY: as above.
+                unsafe { sse41::finish_doubled(out, 255 * plan.masked_in_pairs) };
+            }
         }
         #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
         CpuExtension::Avx2 if backend.is_supported() => {
             // SAFETY: AVX2 is detected and the read bound was checked above.
             unsafe { avx2::sad_row(plan, row.as_ptr(), out) };
-            // SAFETY: as above.
-            unsafe { avx2::finish_doubled(out, 255 * plan.masked_in_pairs) };
+            if plan.doubled() {
+                // SAFETY: as above.
+                unsafe { avx2::finish_doubled(out, 255 * plan.masked_in_pairs) };
+            }
         }
         #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
         CpuExtension::Avx512bw if backend.is_supported() => {
             // SAFETY: AVX-512F/BW are detected and the read bound was checked above.
             unsafe { avx512::sad_row(plan, row.as_ptr(), out) };
-            // SAFETY: as above.
-            unsafe { avx512::finish_doubled(out, 255 * plan.masked_in_pairs) };
+            if plan.doubled() {
+                // SAFETY: as above.
+                unsafe { avx512::finish_doubled(out, 255 * plan.masked_in_pairs) };
+            }
         }
         _ => scalar::sad_row(plan, row, out, scratch),
     }

@@ -216,6 +216,12 @@ impl Plan {
         self.bytes.chunks(BYTES_PER_BATCH)
     }
 
+    /// True when the template has masked words: the SIMD kernels then total `2·SAD` plus a bias
+    /// (see `masked_in_pairs`) and the row needs `finish_doubled`.
+    pub fn doubled(&self) -> bool {
+        !self.pair.is_empty()
+    }
+
     /// Length of one padded output row (a multiple of [`STRIP`]).
     pub fn padded_nx(&self) -> usize {
         self.nx.next_multiple_of(STRIP)

@@ -13,8 +13,9 @@ const WIDTH: usize = 32;
 /// Byte offsets of the four loads per op.
 const LOADS: [usize; 4] = [0, 8, 16, 24];
 
-/// Fills `out` (a multiple of [`STRIP`] long) with `2·SAD + 255·plan.masked_in_pairs` per
-/// position; the caller finishes with `(v − bias) / 2`.
+/// Fills `out` (a multiple of [`STRIP`] long) with the SAD per position, or, when the plan has
+/// masked words ([`Plan::doubled`]), with `2·SAD + 255·plan.masked_in_pairs`, which the caller
+/// finishes with `(v − bias) / 2`.
 ///
 /// # Safety
 /// The CPU must support SSE4.1, and `row` must be valid for reads of `op.off + out.len() + 8`
@@ -22,12 +23,13 @@ const LOADS: [usize; 4] = [0, 8, 16, 24];
 #[target_feature(enable = "sse4.1")]
 pub(crate) unsafe fn sad_row(plan: &Plan, row: *const u8, out: &mut [u32]) {
     debug_assert_eq!(out.len() % STRIP, 0);
-    out.fill(0);
+    // Plain SADs count twice when paired ones (which count cared bytes twice) share the total.
+    let shift = u32::from(plan.doubled());
     for (s, strip) in out.chunks_exact_mut(WIDTH).enumerate() {
         // SAFETY: the caller guarantees every read below stays inside the padded planes.
         unsafe {
             let base = row.add(s * WIDTH);
-            for batch in &plan.batches {
+            for (b, batch) in plan.batches.iter().enumerate() {
                 let mut p = [_mm_setzero_si128(); 4];
                 for op in &plan.plain[batch.plain.clone()] {
                     let t = _mm_cvtsi32_si128(op.word as i32);
@@ -37,8 +39,8 @@ pub(crate) unsafe fn sad_row(plan: &Plan, row: *const u8, out: &mut [u32]) {
                         *acc = _mm_add_epi16(*acc, _mm_mpsadbw_epu8::<0>(img, t));
                     }
                 }
-                // Plain SADs count twice so that paired ones share one total.
-                flush(strip, p, 1);
+                // The first batch stores, later ones add: `out` needs no clearing.
+                flush(strip, p, shift, b == 0);
                 if batch.pair.is_empty() {
                     continue;
                 }
@@ -56,7 +58,7 @@ pub(crate) unsafe fn sad_row(plan: &Plan, row: *const u8, out: &mut [u32]) {
                         *acc = _mm_add_epi16(*acc, both);
                     }
                 }
-                flush(strip, q, 0);
+                flush(strip, q, 0, false);
             }
         }
     }
@@ -66,7 +68,7 @@ pub(crate) unsafe fn sad_row(plan: &Plan, row: *const u8, out: &mut [u32]) {
 /// `strip` (load g covers positions `8g..8g + 8`).
 #[inline]
 #[target_feature(enable = "sse4.1")]
-fn flush(strip: &mut [u32], acc: [__m128i; 4], shift: u32) {
+fn flush(strip: &mut [u32], acc: [__m128i; 4], shift: u32, store: bool) {
     let sh = _mm_cvtsi32_si128(shift as i32);
     let zero = _mm_setzero_si128();
     for (g, a) in acc.into_iter().enumerate() {
@@ -75,8 +77,12 @@ fn flush(strip: &mut [u32], acc: [__m128i; 4], shift: u32) {
             let dst = &mut strip[8 * g + 4 * h..8 * g + 4 * h + 4];
             // SAFETY: `dst` is exactly 4 u32.
             unsafe {
-                let old = _mm_loadu_si128(dst.as_ptr().cast());
-                let sum = _mm_add_epi32(old, _mm_sll_epi32(wide, sh));
+                let wide = _mm_sll_epi32(wide, sh);
+                let sum = if store {
+                    wide
+                } else {
+                    _mm_add_epi32(_mm_loadu_si128(dst.as_ptr().cast()), wide)
+                };
                 _mm_storeu_si128(dst.as_mut_ptr().cast(), sum);
             }
         }
