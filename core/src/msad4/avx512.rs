@@ -23,33 +23,57 @@ const LOADS: [usize; 4] = [0, 8, 64, 72];
 #[target_feature(enable = "avx512f,avx512bw")]
 pub(crate) unsafe fn sad_row(plan: &Plan, row: *const u8, out: &mut [u32]) {
     debug_assert_eq!(out.len() % STRIP, 0);
+    // Two strips per pass share each op's broadcast and loop overhead (small templates have
+    // few ops per strip); an odd last strip goes alone.
+    let pairs = out.len() / (2 * STRIP);
+    let (two, one) = out.split_at_mut(pairs * 2 * STRIP);
+    for (s, strips) in two.chunks_exact_mut(2 * STRIP).enumerate() {
+        // SAFETY: the caller's guarantee covers every strip of `out`.
+        unsafe { strips_pass::<2>(plan, row.add(s * 2 * STRIP), strips) };
+    }
+    if !one.is_empty() {
+        // SAFETY: as above.
+        unsafe { strips_pass::<1>(plan, row.add(pairs * 2 * STRIP), one) };
+    }
+}
+
+/// `sad_row` for `S` consecutive strips starting at `base`.
+///
+/// # Safety
+/// As for [`sad_row`], for the `S` strips of `out`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn strips_pass<const S: usize>(plan: &Plan, base: *const u8, out: &mut [u32]) {
     // Plain SADs count twice when paired ones (which count cared bytes twice) share the total.
     let shift = u32::from(plan.doubled());
-    for (s, strip) in out.chunks_exact_mut(STRIP).enumerate() {
-        // SAFETY: the caller guarantees every read below stays inside the padded planes.
-        unsafe {
-            let base = row.add(s * STRIP);
-            for (b, batch) in plan.batches.iter().enumerate() {
-                let mut p = [_mm512_setzero_si512(); 4];
-                for op in &plan.plain[batch.plain.clone()] {
-                    let t = _mm512_set1_epi32(op.word as i32);
-                    let at = base.add(op.off);
-                    for (acc, off) in p.iter_mut().zip(LOADS) {
+    // SAFETY: the caller guarantees every read below stays inside the padded planes.
+    unsafe {
+        for (b, batch) in plan.batches.iter().enumerate() {
+            let mut p = [[_mm512_setzero_si512(); 4]; S];
+            for op in &plan.plain[batch.plain.clone()] {
+                let t = _mm512_set1_epi32(op.word as i32);
+                for (s, acc) in p.iter_mut().enumerate() {
+                    let at = base.add(s * STRIP + op.off);
+                    for (acc, off) in acc.iter_mut().zip(LOADS) {
                         let img = _mm512_loadu_si512(at.add(off).cast());
                         *acc = _mm512_add_epi16(*acc, _mm512_dbsad_epu8::<0x94>(t, img));
                     }
                 }
+            }
+            for (strip, p) in out.chunks_exact_mut(STRIP).zip(p) {
                 // The first batch stores, later ones add: `out` needs no clearing.
                 flush(strip, p, shift, b == 0);
-                if batch.pair.is_empty() {
-                    continue;
-                }
-                let mut q = [_mm512_setzero_si512(); 4];
-                for op in &plan.pair[batch.pair.clone()] {
-                    let lo = _mm512_set1_epi32(op.lo as i32);
-                    let hi = _mm512_set1_epi32(op.hi as i32);
-                    let at = base.add(op.off);
-                    for (acc, off) in q.iter_mut().zip(LOADS) {
+            }
+            if batch.pair.is_empty() {
+                continue;
+            }
+            let mut q = [[_mm512_setzero_si512(); 4]; S];
+            for op in &plan.pair[batch.pair.clone()] {
+                let lo = _mm512_set1_epi32(op.lo as i32);
+                let hi = _mm512_set1_epi32(op.hi as i32);
+                for (s, acc) in q.iter_mut().enumerate() {
+                    let at = base.add(s * STRIP + op.off);
+                    for (acc, off) in acc.iter_mut().zip(LOADS) {
                         let img = _mm512_loadu_si512(at.add(off).cast());
                         let both = _mm512_add_epi16(
                             _mm512_dbsad_epu8::<0x94>(lo, img),
@@ -58,6 +82,8 @@ pub(crate) unsafe fn sad_row(plan: &Plan, row: *const u8, out: &mut [u32]) {
                         *acc = _mm512_add_epi16(*acc, both);
                     }
                 }
+            }
+            for (strip, q) in out.chunks_exact_mut(STRIP).zip(q) {
                 flush(strip, q, 0, false);
             }
         }
