@@ -541,8 +541,8 @@ impl ShadowMap {
                     let coord = Coord([dd.x, dd.y, dd.z, 0.0]).flushed();
                     let [x, y, z3, _] = coord.0;
                     let fc = crate::sample::face_coord([x, y, z3]);
-                    let i0 = linear_fixed(fc.s * size - 0.5) >> 8;
-                    let j0 = linear_fixed(fc.t * size - 0.5) >> 8;
+                    let i0 = first_texel(fc.s * size - 0.5);
+                    let j0 = first_texel(fc.t * size - 0.5);
                     let face = fc.face as usize;
                     let batched = select_face([x, y, z3]).is_some()
                         && inside.contains(&i0)
@@ -637,6 +637,20 @@ fn project_cols(m: &[f32; 16], p: Vec3) -> Option<[f32; 3]> {
     Some([0.5 * x + 0.5, 0.5 - 0.5 * y, z])
 }
 
+/// `linear_fixed(v) >> 8` (R27's first tap) without a call to libm's `rintf` (baseline x86-64
+/// has no rounding instruction, and the call was a tenth of the cube path's time): adding
+/// 1.5·2^52 in f64 rounds to the nearest integer, ties to even, as `round_ties_even` does, for
+/// the face coordinates' range; NaN and larger values take `linear_fixed` itself.
+#[inline(always)]
+fn first_texel(v: f32) -> i64 {
+    if v.abs() < 4_194_304.0 {
+        let fixed = (f64::from(v * 256.0) + 6_755_399_441_055_744.0).to_bits() as u32 as i32;
+        i64::from(fixed >> 8)
+    } else {
+        linear_fixed(v) >> 8
+    }
+}
+
 /// The direction of one PCF tap of a cube map: the receiver's direction from the light moved
 /// within the plane of its face by the tap's texel offset (seamless filtering, R100, does the
 /// rest). Shared by the scalar and the batched queries so both sample the same coordinates.
@@ -664,4 +678,28 @@ pub fn exposure(lights: &[(Light, ShadowMap)], point: Vec3, normal: Option<Vec3>
             }
         })
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{first_texel, linear_fixed};
+
+    #[test]
+    fn first_texel_is_linear_fixed_shifted() {
+        // Every 1/1024 step (ties of the ×256 rounding included) over a 4096-texel face, the
+        // edges of the fast range, and values that take the reference way.
+        let steps = (-2048..4096 * 1024 + 2048).map(|k| k as f32 / 1024.0 - 0.5);
+        let edges = [
+            4_194_303.5f32,
+            4_194_304.0,
+            -4_194_304.0,
+            1e9,
+            -1e9,
+            f32::NAN,
+            f32::INFINITY,
+        ];
+        for v in steps.chain(edges) {
+            assert_eq!(first_texel(v), linear_fixed(v) >> 8, "{v}");
+        }
+    }
 }
