@@ -469,15 +469,43 @@ fn world_table<'scope, 'env: 'scope>(
     world.raw_set(
         "probes",
         scope.create_function(move |lua, ()| {
-            let list = lua.create_table_with_capacity(probes.len(), 0)?;
-            for p in probes {
-                let t = entry(lua, p.entity, p.position, p.name)?;
-                t.raw_set("total", p.exposure.total())?;
-                t.raw_set("unshadowed", p.exposure.unshadowed())?;
-                t.raw_set("litFraction", p.exposure.lit_fraction())?;
-                list.raw_push(t)?;
-            }
-            Ok(list)
+            // One table per probe, built in one call each from interned keys (a probe costs
+            // a table, a userdata and a vector, not six separate protected stores).
+            let keys = [
+                "entity",
+                "name",
+                "position",
+                "total",
+                "unshadowed",
+                "litFraction",
+            ]
+            .map(|k| lua.create_string(k));
+            let [entity, name, position, total, unshadowed, lit] = keys;
+            let (entity, name, position) = (entity?, name?, position?);
+            let (total, unshadowed, lit) = (total?, unshadowed?, lit?);
+            let entries = probes
+                .iter()
+                .map(|p| {
+                    let number = |v: f32| Value::Number(f64::from(v));
+                    lua.create_table_from([
+                        (
+                            &entity,
+                            Value::UserData(lua.create_userdata(LuaEntity(p.entity))?),
+                        ),
+                        (
+                            &name,
+                            p.name.map_or(Ok(Value::Nil), |n| {
+                                lua.create_string(n).map(Value::String)
+                            })?,
+                        ),
+                        (&position, host_api::vector(lua, p.position)?),
+                        (&total, number(p.exposure.total())),
+                        (&unshadowed, number(p.exposure.unshadowed())),
+                        (&lit, p.exposure.lit_fraction().map_or(Value::Nil, number)),
+                    ])
+                })
+                .collect::<mlua::Result<Vec<Table>>>()?;
+            lua.create_sequence_from(entries)
         })?,
     )?;
     let viewers = &view.viewers;
@@ -645,13 +673,20 @@ pub fn run_lua_scripts(
                 }
             }
         };
+        // The last edit of each flag decides; touch the component (and its change tick) only
+        // when one of them differs from what it holds.
+        let differs = |set: &BTreeSet<String>| {
+            edits.iter().enumerate().any(|(i, (flag, on))| {
+                !edits[i + 1..].iter().any(|(later, _)| later == flag) && *on != set.contains(flag)
+            })
+        };
         if let Ok(mut current) = flags.get_mut(entity) {
-            let mut next = current.0.clone();
-            apply(&mut next);
-            if next != current.0 {
-                current.0 = next;
+            if differs(&current.0) {
+                apply(&mut current.0);
             }
-        } else if let Ok(mut e) = commands.get_entity(entity) {
+        } else if differs(&BTreeSet::new())
+            && let Ok(mut e) = commands.get_entity(entity)
+        {
             let mut set = BTreeSet::new();
             apply(&mut set);
             e.insert(ScriptFlags(set));
