@@ -356,8 +356,20 @@ impl LightArg {
     }
 }
 
-/// Flag changes a frame's scripts asked for, per entity, in call order.
-type FlagChanges = BTreeMap<Entity, Vec<(String, bool)>>;
+/// Flag changes a script asked for: per entity, each flag's last requested state.
+type FlagChanges = BTreeMap<Entity, BTreeMap<String, bool>>;
+
+/// One call's [`FlagChanges`] and how many (entity, flag) pairs they hold.
+#[derive(Default)]
+struct CallFlags {
+    changes: FlagChanges,
+    pairs: usize,
+}
+
+/// Longest flag name, in bytes (flags live outside the Lua heap and its memory limit).
+const MAX_FLAG_BYTES: usize = 256;
+/// Most (entity, flag) pairs one script may set in one call.
+const MAX_FLAG_EDITS: usize = 1 << 16;
 
 /// A probe as `world.probes()` lists it.
 struct ProbeEntry<'a> {
@@ -387,7 +399,7 @@ fn world_table<'scope, 'env: 'scope>(
     lua: &Lua,
     scope: &'scope mlua::Scope<'scope, 'env>,
     view: &'env WorldView<'env, '_>,
-    changes: &'env RefCell<FlagChanges>,
+    changes: &'env RefCell<CallFlags>,
     frame: u64,
 ) -> mlua::Result<Table> {
     let world = lua.create_table()?;
@@ -439,11 +451,11 @@ fn world_table<'scope, 'env: 'scope>(
                 Value::Nil => 0.0,
                 r => host_api::number(lua, F, "radius", &r)?,
             };
-            if !(radius.is_finite() && radius >= 0.0) {
+            if !((radius as f32).is_finite() && radius >= 0.0) {
                 return Err(host_api::error(
                     lua,
                     F,
-                    format!("radius = {radius}: expected a finite number >= 0"),
+                    format!("radius = {radius:?}: expected a finite number >= 0"),
                 ));
             }
             query
@@ -548,7 +560,19 @@ fn world_table<'scope, 'env: 'scope>(
         scope.create_function(move |lua, (entity, flag, on): (Value, Value, Value)| {
             const F: &str = "world.setFlag";
             let entity = entity_arg(lua, F, "entity", &entity)?;
-            let flag = host_api::string(lua, F, "flag", &flag)?;
+            let flag = match &flag {
+                Value::String(s) if s.as_bytes().len() > MAX_FLAG_BYTES => {
+                    return Err(host_api::error(
+                        lua,
+                        F,
+                        format!(
+                            "flag: {} bytes, at most {MAX_FLAG_BYTES}",
+                            s.as_bytes().len()
+                        ),
+                    ));
+                }
+                _ => host_api::string(lua, F, "flag", &flag)?,
+            };
             let on = match on {
                 Value::Nil => true,
                 Value::Boolean(b) => b,
@@ -560,11 +584,21 @@ fn world_table<'scope, 'env: 'scope>(
                     ));
                 }
             };
-            changes
-                .borrow_mut()
-                .entry(entity)
-                .or_default()
-                .push((flag, on));
+            let mut call = changes.borrow_mut();
+            let CallFlags { changes, pairs } = &mut *call;
+            let edits = changes.entry(entity).or_default();
+            if let Some(state) = edits.get_mut(&flag) {
+                *state = on;
+            } else if *pairs < MAX_FLAG_EDITS {
+                edits.insert(flag, on);
+                *pairs += 1;
+            } else {
+                return Err(host_api::error(
+                    lua,
+                    F,
+                    format!("more than {MAX_FLAG_EDITS} flags set in one frame"),
+                ));
+            }
             Ok(())
         })?,
     )?;
@@ -640,10 +674,12 @@ pub fn run_lua_scripts(
             })
             .collect(),
     };
-    let changes = RefCell::new(FlagChanges::new());
+    let mut frame_changes = FlagChanges::new();
     for (function, state) in functions.iter_mut().zip(status.scripts.iter_mut()) {
         let Some(f) = function else { continue };
         let frame = state.runs + 1;
+        // Each call's flags land only if the call succeeds (a failing script changes nothing).
+        let changes = RefCell::new(CallFlags::default());
         let result = runtime.call(&state.name, |lua| {
             lua.scope(|scope| {
                 let world = world_table(lua, scope, &view, &changes, frame)?;
@@ -651,7 +687,12 @@ pub fn run_lua_scripts(
             })
         });
         match result {
-            Ok(()) => state.runs = frame,
+            Ok(()) => {
+                state.runs = frame;
+                for (entity, edits) in changes.into_inner().changes {
+                    frame_changes.entry(entity).or_default().extend(edits);
+                }
+            }
             Err(e) => {
                 // What the failed call left behind (a memory bomb's tables) must not starve the
                 // scripts after it: collect it now.
@@ -663,33 +704,30 @@ pub fn run_lua_scripts(
             }
         }
     }
-    for (entity, edits) in changes.into_inner() {
-        let apply = |set: &mut BTreeSet<String>| {
-            for (flag, on) in &edits {
-                if *on {
-                    set.insert(flag.clone());
-                } else {
-                    set.remove(flag);
-                }
-            }
-        };
-        // The last edit of each flag decides; touch the component (and its change tick) only
-        // when one of them differs from what it holds.
-        let differs = |set: &BTreeSet<String>| {
-            edits.iter().enumerate().any(|(i, (flag, on))| {
-                !edits[i + 1..].iter().any(|(later, _)| later == flag) && *on != set.contains(flag)
-            })
-        };
+    for (entity, edits) in frame_changes {
+        // Touch the component (and its change tick) only when a flag really changes.
+        let differs =
+            |set: &BTreeSet<String>| edits.iter().any(|(flag, &on)| on != set.contains(flag));
         if let Ok(mut current) = flags.get_mut(entity) {
             if differs(&current.0) {
-                apply(&mut current.0);
+                for (flag, on) in edits {
+                    if on {
+                        current.0.insert(flag);
+                    } else {
+                        current.0.remove(&flag);
+                    }
+                }
             }
         } else if differs(&BTreeSet::new())
             && let Ok(mut e) = commands.get_entity(entity)
         {
-            let mut set = BTreeSet::new();
-            apply(&mut set);
-            e.insert(ScriptFlags(set));
+            let set = edits
+                .into_iter()
+                .filter(|&(_, on)| on)
+                .map(|(f, _)| f)
+                .collect();
+            // `try_insert`: the entity may be despawned before the commands apply.
+            e.try_insert(ScriptFlags(set));
         }
     }
 }

@@ -261,6 +261,18 @@ fn wrong_arguments_raise_lua_errors_that_name_the_function_and_line() {
             "world.sampleCmp(\"sun\", {0.5, 0.5}, \"deep\")",
             "world.sampleCmp: reference: expected a number",
         ),
+        (
+            "world.visibleFraction(world.probes()[1].entity, {0,0,0}, 1e300)",
+            "radius = 1e300",
+        ),
+        (
+            "world.setFlag(world.probes()[1].entity, string.rep(\"x\", 300))",
+            "flag: 300 bytes, at most 256",
+        ),
+        (
+            "local e = world.probes()[1].entity for i = 1, 70000 do world.setFlag(e, \"f\" .. i) end",
+            "more than 65536 flags set in one frame",
+        ),
     ];
     let mut plugin = LuaScriptPlugin::new(std::env::temp_dir());
     for (i, (call, _)) in cases.iter().enumerate() {
@@ -386,4 +398,36 @@ fn the_stealth_rules_script_spots_the_player_only_in_the_light() {
     app.update();
     app.update();
     assert_eq!(flags(&app, player), ["seen by guard", "spotted by guard"]);
+}
+
+/// A script that fails after setting flags changes nothing: its flags of that call are dropped.
+#[test]
+fn a_failing_call_sets_no_flags() {
+    let script = r#"
+return function(world)
+    for _, probe in world.probes() do
+        world.setFlag(probe.entity, "seen")
+    end
+    if world.frame == 2 then
+        error("late failure")
+    end
+end
+"#;
+    let (mut app, _, under, open) =
+        yard(LuaScriptPlugin::new(std::env::temp_dir()).with_source("late.luau", script));
+    app.update();
+    assert_eq!(flags(&app, under), ["seen"]);
+    // Frame 2 fails after flagging: remove the flags by hand, and they must stay removed.
+    for e in [under, open] {
+        app.world_mut().entity_mut(e).remove::<ScriptFlags>();
+    }
+    app.update();
+    assert!(flags(&app, under).is_empty() && flags(&app, open).is_empty());
+    assert!(
+        status(&app).scripts[0]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("late failure")
+    );
 }

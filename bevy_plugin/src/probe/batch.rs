@@ -108,7 +108,9 @@ pub(crate) fn evaluate_many(
         while first < n {
             let normal = probes[first].normal;
             let mut end = first + 1;
-            while end < n && probes[end].normal == normal {
+            // Same normal to the bit (`==` would group −0 with +0, and NaN with nothing).
+            let bits = |n: Option<Vec3>| n.map(|v| v.to_array().map(f32::to_bits));
+            while end < n && bits(probes[end].normal) == bits(normal) {
                 end += 1;
             }
             reached.clear();

@@ -217,8 +217,8 @@ pub struct ExposureScratch {
     tasks: Vec<ManyScratch>,
 }
 
-/// Probes per parallel task (fewer tasks waste less on setup; at least two per thread even
-/// out the threads).
+/// The fewest probes a parallel task takes (fewer, larger tasks waste less on setup; up to four
+/// tasks per thread even out the threads).
 const MIN_TASK_PROBES: usize = 256;
 
 /// Recomputes the [`Exposure`] of every probe that moved or changed, or of all probes when a

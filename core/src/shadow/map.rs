@@ -130,8 +130,8 @@ pub struct ShadowMap {
     perspective: bool,
     /// Where the light is: a direction it shines along, or a position.
     source: LightSource,
-    /// The batched comparison path per slice, built on first use and shared by clones
-    /// (`None` for a slice the batch cannot take).
+    /// The batched comparison path per slice (per face of a cube map), built on first use and
+    /// shared by clones (`None` for a slice the batch cannot take).
     batches: Arc<OnceLock<Vec<Option<CmpBatch>>>>,
 }
 
@@ -346,8 +346,9 @@ impl ShadowMap {
     }
 
     /// [`ShadowMap::lit_fraction`] of many points at once, into `out` (same length), through the
-    /// batched SIMD comparison path where the map allows it (2D maps and cascades; cube maps go
-    /// point by point). Returns exactly the bits `lit_fraction` returns for each point.
+    /// batched SIMD comparison path where the map allows it (2D maps and cascades; cube maps
+    /// face by face, with taps whose footprint crosses a face edge on the scalar sampler).
+    /// Returns exactly the bits `lit_fraction` returns for each point.
     ///
     /// # Panics
     /// If `out` is shorter than `points`.
