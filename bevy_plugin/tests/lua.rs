@@ -274,7 +274,9 @@ fn wrong_arguments_raise_lua_errors_that_name_the_function_and_line() {
             "more than 65536 flags set in one frame",
         ),
     ];
-    let mut plugin = LuaScriptPlugin::new(std::env::temp_dir());
+    // A long deadline: the flag-limit case makes 70,000 calls, which a loaded machine may not
+    // finish within the default 50 ms.
+    let mut plugin = LuaScriptPlugin::new(std::env::temp_dir()).timeout(Duration::from_secs(10));
     for (i, (call, _)) in cases.iter().enumerate() {
         plugin = plugin.with_source(
             format!("case{i}.luau"),
