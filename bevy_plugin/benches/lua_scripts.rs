@@ -23,13 +23,7 @@ use glam::Vec3;
 
 const PROBES: usize = 10_000;
 
-const DARK_PROBES: &str = r#"
-return function(world)
-    for _, probe in world.probes() do
-        world.setFlag(probe.entity, "dark", probe.total < 0.5)
-    end
-end
-"#;
+const DARK_PROBES: &str = include_str!("../examples/dark_probes.luau");
 
 const POINT_QUERIES: &str = r#"
 return function(world)

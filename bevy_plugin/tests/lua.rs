@@ -49,14 +49,7 @@ fn logged(needle: &str) -> Vec<String> {
         .collect()
 }
 
-const DARK_PROBES: &str = r#"
--- Flags every probe that gets less than half of the light.
-return function(world)
-    for _, probe in world.probes() do
-        world.setFlag(probe.entity, "dark", probe.total < 0.5)
-    end
-end
-"#;
+const DARK_PROBES: &str = include_str!("../examples/dark_probes.luau");
 
 /// A floor, a box over (0, 0, 0), a sun, a probe under the box and one in the open.
 fn yard(scripts: LuaScriptPlugin) -> (App, Entity, Entity, Entity) {

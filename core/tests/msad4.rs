@@ -132,6 +132,33 @@ fn random_template(rng: &mut Rng, w: u32, h: u32, channels: Channels, zero_per_2
     Image::new(w, h, channels, data).unwrap()
 }
 
+/// `find_matches` with `Pruning::Always` and `Pruning::Auto` equals `Pruning::Never` (the
+/// exhaustive answer, returned) for these options.
+fn pruned_equals_exhaustive(
+    image: &Image,
+    tpl: &Image,
+    base: &MatchOptions,
+    label: &str,
+) -> Vec<Match> {
+    let with = |pruning| {
+        let opts = MatchOptions {
+            pruning,
+            ..base.clone()
+        };
+        find_matches(image, tpl, &opts).unwrap()
+    };
+    let exhaustive = with(Pruning::Never);
+    for pruning in [Pruning::Always, Pruning::Auto] {
+        assert_eq!(
+            with(pruning),
+            exhaustive,
+            "{label} k={} {pruning:?}",
+            base.top_k
+        );
+    }
+    exhaustive
+}
+
 /// The template with the pixels outside its inscribed ellipse transparent (a sprite).
 fn sprite(template: &Image) -> Image {
     let (w, h) = (template.width() as usize, template.height() as usize);
@@ -641,30 +668,7 @@ fn pruned_search_equals_exhaustive_on_large_templates() {
                 max_sad: (case == 5).then_some(50_000),
                 ..MatchOptions::default()
             };
-            let exhaustive = find_matches(
-                &image,
-                &tpl,
-                &MatchOptions {
-                    pruning: Pruning::Never,
-                    ..base.clone()
-                },
-            )
-            .unwrap();
-            for pruning in [Pruning::Always, Pruning::Auto] {
-                let got = find_matches(
-                    &image,
-                    &tpl,
-                    &MatchOptions {
-                        pruning,
-                        ..base.clone()
-                    },
-                );
-                assert_eq!(
-                    got.unwrap(),
-                    exhaustive,
-                    "case {case} k={top_k} {pruning:?}"
-                );
-            }
+            let exhaustive = pruned_equals_exhaustive(&image, &tpl, &base, &format!("case {case}"));
             assert_eq!(exhaustive[0].sad, 0);
         }
     }
@@ -710,31 +714,9 @@ fn pruned_search_equals_exhaustive_on_near_copies() {
                 top_k,
                 ..MatchOptions::default()
             };
-            let exhaustive = find_matches(
-                &image,
-                &tpl,
-                &MatchOptions {
-                    pruning: Pruning::Never,
-                    ..base.clone()
-                },
-            )
-            .unwrap();
+            let label = format!("case {case} noise {noise}");
+            let exhaustive = pruned_equals_exhaustive(&image, &tpl, &base, &label);
             assert!(exhaustive[0].sad > 0);
-            for pruning in [Pruning::Always, Pruning::Auto] {
-                let got = find_matches(
-                    &image,
-                    &tpl,
-                    &MatchOptions {
-                        pruning,
-                        ..base.clone()
-                    },
-                )
-                .unwrap();
-                assert_eq!(
-                    got, exhaustive,
-                    "case {case} k={top_k} {pruning:?} noise {noise}"
-                );
-            }
         }
     }
 }

@@ -294,8 +294,7 @@ pub fn update_exposure(
             std::mem::swap(&mut *exposure, new);
         }
     }
-    let point_count: usize = list.iter().map(|p| p.len).sum();
     diagnostics.probes_updated = list.len() as u32;
-    diagnostics.probe_points = point_count as u32;
+    diagnostics.probe_points = points.len() as u32;
     diagnostics.update_exposure = start.elapsed();
 }

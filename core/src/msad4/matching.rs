@@ -198,22 +198,11 @@ impl Search<'_> {
             return None;
         }
         let rows = ExactRows::new(image, template);
-        let nx = self.prepared.plan.nx;
-        let small = bound.fits_u16(image);
         let total = self.positions();
         let mut n = (64 * self.k).max(1024).min(total);
         let mut tried_upper = false;
         loop {
-            let parts = par_rows(self.prepared.plan.ny, self.threads, |ys| {
-                let mut best = Smallest::new(n + 1, u32::MAX, self.backend);
-                if small {
-                    bound.rows::<u16>(image, nx, self.backend, ys, |y, lb| best.push_row(y, lb));
-                } else {
-                    bound.rows::<u32>(image, nx, self.backend, ys, |y, lb| best.push_row(y, lb));
-                }
-                best.into_vec()
-            });
-            let keys = merge(parts, n + 1);
+            let keys = self.smallest_bounds(&bound, n + 1, u32::MAX);
             let complete = keys.len() <= n;
             // Every position left out has LB ≥ next, so SAD ≥ next.
             let next = if complete {
@@ -234,7 +223,7 @@ impl Search<'_> {
                 // rather than an exact one, say). Their exact SADs give an upper bound `u`:
                 // every window with LB ≤ u, if not too many, holds the answer.
                 tried_upper = true;
-                if let Some(found) = self.upper_round(&bound, small, &keys, &rows) {
+                if let Some(found) = self.upper_round(&bound, &keys, &rows) {
                     return Some(found);
                 }
             }
@@ -252,33 +241,34 @@ impl Search<'_> {
     /// LB ≤ u (at most 1/64 of all positions, or 16,384; more means the bound is too weak to
     /// pay) and walk their exact SADs ≤ u. Every other position has SAD ≥ LB > u, so if that
     /// walk accepts `k` matches it is the start of the walk over all positions.
-    fn upper_round(
-        &self,
-        bound: &Bound,
-        small: bool,
-        keys: &[Key],
-        rows: &ExactRows,
-    ) -> Option<Vec<Match>> {
+    fn upper_round(&self, bound: &Bound, keys: &[Key], rows: &ExactRows) -> Option<Vec<Match>> {
         let exact = self.score(keys, rows, self.limit);
         let u = greedy(&exact, self.k, self.radius).get(self.k - 1)?.sad as u32;
-        let image = self.prepared.image;
-        let nx = self.prepared.plan.nx;
         let cap = (self.positions() / 64).max(1 << 14);
-        let parts = par_rows(self.prepared.plan.ny, self.threads, |ys| {
-            let mut within = Smallest::new(cap + 1, u, self.backend);
-            if small {
-                bound.rows::<u16>(image, nx, self.backend, ys, |y, lb| within.push_row(y, lb));
-            } else {
-                bound.rows::<u32>(image, nx, self.backend, ys, |y, lb| within.push_row(y, lb));
-            }
-            within.into_vec()
-        });
-        let candidates = merge(parts, cap + 1);
+        let candidates = self.smallest_bounds(bound, cap + 1, u);
         if candidates.len() > cap {
             return None;
         }
         let found = greedy(&self.score(&candidates, rows, u), self.k, self.radius);
         (found.len() == self.k).then_some(found)
+    }
+
+    /// One pass of the lower bound over every position: the `n` smallest bounds `≤ limit`,
+    /// sorted (u16 lanes when every block sum fits).
+    fn smallest_bounds(&self, bound: &Bound, n: usize, limit: u32) -> Vec<Key> {
+        let image = self.prepared.image;
+        let nx = self.prepared.plan.nx;
+        let small = bound.fits_u16(image);
+        let parts = par_rows(self.prepared.plan.ny, self.threads, |ys| {
+            let mut best = Smallest::new(n, limit, self.backend);
+            if small {
+                bound.rows::<u16>(image, nx, self.backend, ys, |y, lb| best.push_row(y, lb));
+            } else {
+                bound.rows::<u32>(image, nx, self.backend, ys, |y, lb| best.push_row(y, lb));
+            }
+            best.into_vec()
+        });
+        merge(parts, n)
     }
 
     /// Exact SADs (≤ `tau`) of the candidates whose bound is ≤ `tau`, sorted by key.
