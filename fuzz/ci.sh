@@ -54,8 +54,18 @@ for t in $targets; do
         failed=$((failed + 1))
         failures="$failures $t"
         echo "fuzz: $t FAILED (exit $status); input kept in $artifacts/$t/"
-        grep -E 'panicked at|^SUMMARY|ERROR: libFuzzer|Test unit written' "$log" | head -n 8 | sed 's/^/    /'
+        # The panic message (the line after "panicked at" holds the assertion's text).
+        grep -E -A 3 'panicked at' "$log" | head -n 12 | sed 's/^/    /'
+        grep -E '^SUMMARY|ERROR: libFuzzer|Test unit written' "$log" | head -n 4 | sed 's/^/    /'
         tail -n 30 "$log" | sed 's/^/    | /'
+        # The crashing inputs themselves, so a CI log alone reproduces the failure:
+        #   echo BASE64 | base64 -d > crash && cargo fuzz run TARGET crash
+        for a in "$artifacts/$t"/crash-* "$artifacts/$t"/timeout-* "$artifacts/$t"/oom-* "$artifacts/$t"/leak-*; do
+            [ -f "$a" ] || continue
+            if [ "$(wc -c <"$a")" -le 65536 ]; then
+                echo "    input $(basename "$a") (base64): $(base64 -w0 "$a")"
+            fi
+        done
     fi
 done
 

@@ -580,6 +580,17 @@ fn cubes_and_1d_views_fall_back_to_the_reference() {
     );
     let (uv, refs) = lookups(&mut rng, &cube, 0, 100);
     assert_eq!(check(&s, &cube, 0, &uv, &refs), BatchPath::Reference);
+    // A cube's third coordinate is the direction's z, not an array index: the batch must pass
+    // `slice as f32` on unclamped (a fuzzed regression: 4294967295 had become element 0).
+    for slice in [1, 3, 7, 600, u32::MAX] {
+        let uv = [[594.3125, 594.3125], [-2.0, 0.5], [0.25, -0.75], [0.0, 0.0]];
+        let refs = [594.3125, 0.5, 0.5, 0.5];
+        assert_eq!(
+            check(&s, &cube, slice, &uv, &refs),
+            BatchPath::Reference,
+            "{slice}"
+        );
+    }
 }
 
 #[test]

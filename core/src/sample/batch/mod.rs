@@ -120,6 +120,9 @@ pub struct CmpBatch {
     tex: Texture,
     /// The view element (R43, already clamped) the lookups read.
     element: u32,
+    /// `slice as f32`: the third coordinate the reference path passes on unchanged (a cube's
+    /// or a volume's third coordinate is not an array index, so it must not be clamped).
+    third: f32,
     backend: Backend,
     plan: Plan,
 }
@@ -260,6 +263,7 @@ impl Sampler {
             sampler: *self,
             tex: tex.clone(),
             element,
+            third: slice as f32,
             backend: Backend::best(),
             plan,
         })
@@ -634,11 +638,10 @@ impl CmpBatch {
         match &self.plan {
             Plan::Constant(v) => out.fill(*v),
             Plan::Reference => {
-                let slice = self.element as f32;
                 for ((&[u, v], &r), o) in uv.iter().zip(refs).zip(out.iter_mut()) {
                     *o = self
                         .sampler
-                        .sample_cmp_level_zero(Some(&self.tex), [u, v, slice], r, ())
+                        .sample_cmp_level_zero(Some(&self.tex), [u, v, self.third], r, ())
                         .unwrap_or_else(|e| unreachable!("validated by the batch: {e}"));
                 }
             }
