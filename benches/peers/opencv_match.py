@@ -69,10 +69,11 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--backend", default="", help="force none|sse4.1|avx2|avx512bw")
     ap.add_argument("--noise", type=int, default=0, help="plant a near-match: +-N per pixel")
+    ap.add_argument("--seed", type=int, default=20240607, help="seed of the generated images")
     ap.add_argument("--bin", default=os.path.join(target, "release", "examples", "match_bench"))
     args = ap.parse_args()
     cv2.setNumThreads(1)
-    rng = np.random.default_rng(20240607)
+    rng = np.random.default_rng(args.seed)
     n = args.image
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

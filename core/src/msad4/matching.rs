@@ -9,10 +9,11 @@
 //!   `|Σ T_b − Σ W_b| ≤ Σ_b |t − w|` (triangle inequality), so the sum of these terms over the
 //!   template's fully cared blocks is a lower bound `LB ≤ SAD` at every position. Blocks with a
 //!   0 ("don't care", R115) byte are left out: for them a plain window sum is no bound (only
-//!   sums over the cared bytes would be). Block sums of the image come from running column sums
-//!   and doubling row sums, band by band; RGBA8 bounds use channel-summed blocks (weaker, still
-//!   exact). The bound runs in u16 lanes when every block sum fits, saturating, which keeps it a
-//!   lower bound.
+//!   sums over the cared bytes would be). A sprite's outline, where whole blocks would hold
+//!   such bytes, gets a second layer of half-size blocks. Block sums of the image come from
+//!   running column sums and doubling row sums, band by band; RGBA8 bounds use channel-summed
+//!   blocks (weaker, still exact). The bound runs in u16 lanes when every block sum fits,
+//!   saturating, which keeps it a lower bound.
 //! * **Threshold from the bounds.** Take the `n` positions of smallest `LB`; every position not
 //!   among them has `LB ≥ τ + 1`, hence `SAD > τ`. Score the `n` exactly: the greedy walk over
 //!   those with `SAD ≤ τ` is exactly the start of the walk over all positions. If it accepts
@@ -21,7 +22,9 @@
 //! * **An upper bound from exact scores.** When the bounds of the best windows do not reach
 //!   past their SADs (a near copy of the template, not an exact one), the exact SADs of those
 //!   windows give `u`, the `k`-th accepted SAD: every window with `LB ≤ u` is collected (if
-//!   there are few enough) and scored; all others have `SAD > u`.
+//!   there are few enough) and scored; all others have `SAD > u`. The first round ranks by the
+//!   first layer alone (enough for an exact copy, and cheaper); this one uses both layers, and
+//!   skips the second for runs of positions already past `u` after the first.
 //! * **Partial-distortion elimination.** A position's SAD is summed row by row and abandoned as
 //!   soon as it exceeds `τ`, which only removes positions the walk would ignore.
 
@@ -193,16 +196,20 @@ impl Search<'_> {
     /// does not discriminate and `strict` is off).
     fn pruned(&self, template: &Image, strict: bool) -> Option<Vec<Match>> {
         let image = self.prepared.image;
-        let bound = Bound::new(image, template);
-        if bound.blocks.is_empty() && !strict {
+        let full = Bound::new(image, template);
+        if full.is_empty() && !strict {
             return None;
         }
+        // Round 1 ranks positions by the first layer alone (a third of the cost on a sprite,
+        // and enough for an exact copy); the rounds after it use every layer.
+        let coarse = full.first_layer();
         let rows = ExactRows::new(image, template);
         let total = self.positions();
         let mut n = (64 * self.k).max(1024).min(total);
+        let mut bound = &coarse;
         let mut tried_upper = false;
         loop {
-            let keys = self.smallest_bounds(&bound, n + 1, u32::MAX);
+            let keys = self.smallest_bounds(bound, n + 1, u32::MAX);
             let complete = keys.len() <= n;
             // Every position left out has LB ≥ next, so SAD ≥ next.
             let next = if complete {
@@ -223,7 +230,8 @@ impl Search<'_> {
                 // rather than an exact one, say). Their exact SADs give an upper bound `u`:
                 // every window with LB ≤ u, if not too many, holds the answer.
                 tried_upper = true;
-                if let Some(found) = self.upper_round(&bound, &keys, &rows) {
+                bound = &full;
+                if let Some(found) = self.upper_round(bound, coarse.blocks.len(), &keys, &rows) {
                     return Some(found);
                 }
             }
@@ -241,14 +249,20 @@ impl Search<'_> {
     /// LB ≤ u (at most 1/64 of all positions, or 16,384; more means the bound is too weak to
     /// pay) and walk their exact SADs ≤ u. Every other position has SAD ≥ LB > u, so if that
     /// walk accepts `k` matches it is the start of the walk over all positions.
-    fn upper_round(&self, bound: &Bound, keys: &[Key], rows: &ExactRows) -> Option<Vec<Match>> {
+    ///
+    /// The bound pass stops early on runs of positions already past `u` after the `first`
+    /// blocks of `bound` (its first layer).
+    fn upper_round(
+        &self,
+        bound: &Bound,
+        first: usize,
+        keys: &[Key],
+        rows: &ExactRows,
+    ) -> Option<Vec<Match>> {
         let exact = self.score(keys, rows, self.limit);
         let u = greedy(&exact, self.k, self.radius).get(self.k - 1)?.sad as u32;
         let cap = (self.positions() / 64).max(1 << 14);
-        let candidates = self.smallest_bounds(bound, cap + 1, u);
-        if candidates.len() > cap {
-            return None;
-        }
+        let candidates = self.bounds_below(bound, u, cap, first)?;
         let found = greedy(&self.score(&candidates, rows, u), self.k, self.radius);
         (found.len() == self.k).then_some(found)
     }
@@ -262,13 +276,60 @@ impl Search<'_> {
         let parts = par_rows(self.prepared.plan.ny, self.threads, |ys| {
             let mut best = Smallest::new(n, limit, self.backend);
             if small {
-                bound.rows::<u16>(image, nx, self.backend, ys, |y, lb| best.push_row(y, lb));
+                bound.rows::<u16>(image, nx, self.backend, ys, None, |y, lb| {
+                    best.push_row(y, lb)
+                });
             } else {
-                bound.rows::<u32>(image, nx, self.backend, ys, |y, lb| best.push_row(y, lb));
+                bound.rows::<u32>(image, nx, self.backend, ys, None, |y, lb| {
+                    best.push_row(y, lb)
+                });
             }
             best.into_vec()
         });
         merge(parts, n)
+    }
+
+    /// One pass of the lower bound over every position: all positions with a bound `≤ limit`,
+    /// in `(y, x)` order (which keeps the exact scoring that follows walking the image in
+    /// order), or `None` when there are more than `cap`. Runs of positions past `limit` after
+    /// the `first` blocks skip the others.
+    fn bounds_below(
+        &self,
+        bound: &Bound,
+        limit: u32,
+        cap: usize,
+        first: usize,
+    ) -> Option<Vec<Key>> {
+        let image = self.prepared.image;
+        let nx = self.prepared.plan.nx;
+        let small = bound.fits_u16(image);
+        let parts = par_rows(self.prepared.plan.ny, self.threads, |ys| {
+            let mut below = Below::new(limit, cap, self.backend);
+            if small {
+                let early = Some((first, u16::from_u32(limit)));
+                bound.rows::<u16>(image, nx, self.backend, ys, early, |y, lb| {
+                    below.push_row(y, lb)
+                });
+            } else {
+                bound.rows::<u32>(
+                    image,
+                    nx,
+                    self.backend,
+                    ys,
+                    Some((first, limit)),
+                    |y, lb| below.push_row(y, lb),
+                );
+            }
+            below.keys
+        });
+        let mut keys = Vec::new();
+        for part in parts {
+            keys.extend(part?);
+            if keys.len() > cap {
+                return None;
+            }
+        }
+        Some(keys)
     }
 
     /// Exact SADs (≤ `tau`) of the candidates whose bound is ≤ `tau`, sorted by key.
@@ -355,13 +416,27 @@ impl ExactRows {
     }
 }
 
-/// Successive-elimination data: the template's fully cared blocks, against block sums of the
-/// image (channels summed) computed band by band.
+/// Successive-elimination data: fully cared blocks of the template in up to two sizes, against
+/// block sums of the image (channels summed) computed band by band.
+///
+/// The first layer is a grid of `bw`×`bh` blocks; the second, for sprites, holds the fully
+/// cared blocks of half that size that lie outside every fully cared first-layer block (the
+/// ring of a sprite's outline, where a whole block would hold a "don't care" byte). Each term
+/// costs the same whatever its size, and a term over `A` pixels adds about `√A` times a
+/// per-pixel constant to a random window's bound: small blocks where the big ones cannot go
+/// roughly double what the outline contributes, which separates a near copy of a sprite from
+/// noise far better than its interior alone.
 struct Bound {
+    layers: Vec<Layer>,
+    /// `(layer, dy, dx, template block sum)` of each block.
+    blocks: Vec<(usize, usize, usize, u32)>,
+}
+
+/// One block size of a [`Bound`].
+#[derive(Clone, Copy)]
+struct Layer {
     bw: usize,
     bh: usize,
-    /// `(dy, dx, template block sum)` of each fully cared block.
-    blocks: Vec<(usize, usize, u32)>,
 }
 
 /// Lower-bound rows computed per band (the block sums of a band are reused by all its rows).
@@ -375,98 +450,171 @@ impl Bound {
     /// compression) from the template, so the bound still singles out the match; coarser blocks
     /// (a fixed 4×4 grid on a 64×64 template is 16×16 pixels each) let most of a noisy image
     /// through. Per position the bound costs one term per block, an eighth of what scoring the
-    /// position costs at 8×8. A sprite whose transparent pixels leave few whole blocks gets
-    /// blocks half the size when they cover more of it.
+    /// position costs at 8×8. A sprite's outline gets a second layer of half-size blocks.
     fn new(image: &Image, template: &Image) -> Bound {
-        // At least a 4×4 grid of blocks (fewer terms let too many windows through by chance).
         let side = template.width().min(template.height()) as usize;
-        let block = (side / 4).clamp(1, 8);
-        let bound = Bound::with_block(image, template, block);
-        let cared = template.data().iter().filter(|&&b| b != 0).count();
-        let covered = |b: &Bound| b.blocks.len() * b.bw * b.bh * image.channels().bytes_per_pixel();
-        if 2 * covered(&bound) >= cared {
-            return bound;
+        let (tw, th) = (template.width() as usize, template.height() as usize);
+        let layer = |block: usize| Layer {
+            bw: block.min(tw),
+            bh: block.min(th),
+        };
+        // A sprite whose transparent pixels leave whole blocks over less than half of it starts
+        // from blocks half the size (the first layer alone must rank an exact copy first).
+        let mut first = layer((side / 4).clamp(1, 8));
+        if first.bw >= 2 && first.bh >= 2 {
+            let cared = template.data().iter().filter(|&&b| b != 0).count();
+            let covered = |l: Layer| {
+                let probe = Bound::with_layer(image, template, l);
+                probe.blocks.len() * l.bw * l.bh * image.channels().bytes_per_pixel()
+            };
+            let finer = layer((first.bw.min(first.bh) / 2).max(1));
+            if 2 * covered(first) < cared && covered(finer) > covered(first) {
+                first = finer;
+            }
         }
-        let finer = Bound::with_block(image, template, (block / 2).max(1));
-        if covered(&finer) > covered(&bound) {
-            finer
-        } else {
-            bound
+        let mut bound = Bound {
+            layers: vec![first],
+            blocks: Vec::new(),
+        };
+        let mut covered = vec![false; tw * th];
+        bound.add_layer(image, template, first, &mut covered);
+        if first.bw >= 2 && first.bh >= 2 {
+            let half = Layer {
+                bw: first.bw / 2,
+                bh: first.bh / 2,
+            };
+            let before = bound.blocks.len();
+            bound.layers.push(half);
+            bound.add_layer(image, template, half, &mut covered);
+            if bound.blocks.len() == before {
+                bound.layers.pop();
+            }
         }
+        bound
     }
 
-    /// The fully cared blocks of `block`×`block` pixels (smaller along a thinner template).
-    fn with_block(image: &Image, template: &Image, block: usize) -> Bound {
+    /// A one-layer bound of `layer`-sized blocks.
+    fn with_layer(image: &Image, template: &Image, layer: Layer) -> Bound {
+        let mut bound = Bound {
+            layers: vec![layer],
+            blocks: Vec::new(),
+        };
+        let mut covered = vec![false; (template.width() * template.height()) as usize];
+        bound.add_layer(image, template, layer, &mut covered);
+        bound
+    }
+
+    /// Adds the fully cared `layer`-sized blocks of the template's grid that overlap no pixel
+    /// in `covered` (and marks theirs).
+    fn add_layer(&mut self, image: &Image, template: &Image, layer: Layer, covered: &mut [bool]) {
         let count = image.channels().bytes_per_pixel();
         let (tw, th) = (template.width() as usize, template.height() as usize);
-        let (bw, bh) = (block.min(tw), block.min(th));
-        let mut blocks = Vec::new();
+        let index = self.layers.len() - 1;
+        let Layer { bw, bh } = layer;
         for by in 0..th / bh {
             for bx in 0..tw / bw {
+                let (y0, x0) = (by * bh, bx * bw);
                 let mut sum = 0u32;
-                let mut cared = true;
-                for r in by * bh..(by + 1) * bh {
-                    let start = (r * tw + bx * bw) * count;
+                let mut usable = true;
+                for r in y0..y0 + bh {
+                    usable &= !covered[r * tw + x0..r * tw + x0 + bw].contains(&true);
+                    let start = (r * tw + x0) * count;
                     for &b in &template.data()[start..start + bw * count] {
                         sum += u32::from(b);
-                        cared &= b != 0;
+                        usable &= b != 0;
                     }
                 }
-                if cared {
-                    blocks.push((by * bh, bx * bw, sum));
+                if usable {
+                    for r in y0..y0 + bh {
+                        covered[r * tw + x0..r * tw + x0 + bw].fill(true);
+                    }
+                    self.blocks.push((index, y0, x0, sum));
                 }
             }
         }
-        Bound { bw, bh, blocks }
+    }
+
+    /// The first layer alone (a cheaper, weaker bound).
+    fn first_layer(&self) -> Bound {
+        Bound {
+            layers: self.layers[..1].to_vec(),
+            blocks: self.blocks.iter().copied().filter(|b| b.0 == 0).collect(),
+        }
+    }
+
+    /// Whether the bound has any term.
+    fn is_empty(&self) -> bool {
+        self.blocks.is_empty()
     }
 
     /// Whether every block sum fits u16 lanes (R8 blocks up to 257 pixels).
     fn fits_u16(&self, image: &Image) -> bool {
-        self.bw * self.bh * 255 * image.channels().bytes_per_pixel() <= usize::from(u16::MAX)
+        let area = self.layers.iter().map(|l| l.bw * l.bh).max().unwrap_or(0);
+        area * 255 * image.channels().bytes_per_pixel() <= usize::from(u16::MAX)
     }
 
-    /// Bound rows `ys` (each `nx` long), band by band, handed to `sink(y, row)`.
+    /// Bound rows `ys` (each `nx` long), band by band, handed to `sink(y, row)`; `early` as in
+    /// `bound_row` (the blocks are in layer order).
     fn rows<T: Lane>(
         &self,
         image: &Image,
         nx: usize,
         backend: CpuExtension,
         ys: std::ops::Range<usize>,
+        early: Option<(usize, T)>,
         mut sink: impl FnMut(usize, &[T]),
     ) {
         let count = image.channels().bytes_per_pixel();
         let w = image.width() as usize;
-        let span = self.blocks.iter().map(|b| b.0).max().unwrap_or(0);
-        let sw = w - self.bw + 1;
+        // Rows of block sums each layer needs below a band's first row.
+        let spans: Vec<usize> = (0..self.layers.len())
+            .map(|l| {
+                let dys = self.blocks.iter().filter(|b| b.0 == l).map(|b| b.1);
+                dys.max().unwrap_or(0)
+            })
+            .collect();
+        let span = spans.iter().copied().max().unwrap_or(0);
         let luma = |y: usize| &image.data()[y * w * count..(y + 1) * w * count];
         let mut col = vec![T::default(); w];
         let mut sums = Vec::new();
         let (mut pa, mut pb) = (Vec::new(), Vec::new());
         let mut out = vec![T::default(); nx];
+        // Every layer's sums have rows of stride `w` (of which `w − bw + 1` are valid), one
+        // layer after the other, so one offset per block addresses any layer's row.
+        let layer_len = (BOUND_BAND_ROWS.min(ys.len()) + span) * w;
         let rel: Vec<(usize, u32)> = self
             .blocks
             .iter()
-            .map(|&(dy, dx, t)| (dy * sw + dx, t))
+            .map(|&(l, dy, dx, t)| (l * layer_len + dy * w + dx, t))
             .collect();
+        sums.resize(self.layers.len() * layer_len, T::default());
         for y0 in ys.clone().step_by(BOUND_BAND_ROWS) {
             let n = BOUND_BAND_ROWS.min(ys.end - y0);
-            sums.resize((n + span) * sw, T::default());
-            // Column sums over `bh` rows, slid down one row at a time (R8 bytes, or the four
-            // channels of RGBA8 added: the bound on channel sums is weaker but still exact).
-            col.fill(T::default());
-            for r in y0..y0 + self.bh {
-                dispatch!(backend, col_update(&mut col, luma(r), count, true));
-            }
-            for (i, srow) in sums.chunks_exact_mut(sw).enumerate() {
-                if i > 0 {
-                    let (enter, leave) = (luma(y0 + i + self.bh - 1), luma(y0 + i - 1));
-                    dispatch!(backend, col_update(&mut col, enter, count, true));
-                    dispatch!(backend, col_update(&mut col, leave, count, false));
+            for (l, layer) in self.layers.iter().enumerate() {
+                let Layer { bw, bh } = *layer;
+                let sw = w - bw + 1;
+                let rows = &mut sums[l * layer_len..][..(n + spans[l]) * w];
+                // Column sums over `bh` rows, slid down one row at a time (R8 bytes, or the
+                // four channels of RGBA8 added: the bound on channel sums is weaker but still
+                // exact).
+                col.fill(T::default());
+                for r in y0..y0 + bh {
+                    dispatch!(backend, col_update(&mut col, luma(r), count, true));
                 }
-                dispatch!(backend, window_sums(&col, self.bw, srow, &mut pa, &mut pb));
+                for (i, srow) in rows.chunks_exact_mut(w).enumerate() {
+                    if i > 0 {
+                        let (enter, leave) = (luma(y0 + i + bh - 1), luma(y0 + i - 1));
+                        dispatch!(backend, col_update(&mut col, enter, count, true));
+                        dispatch!(backend, col_update(&mut col, leave, count, false));
+                    }
+                    dispatch!(
+                        backend,
+                        window_sums(&col, bw, &mut srow[..sw], &mut pa, &mut pb)
+                    );
+                }
             }
             for i in 0..n {
-                dispatch!(backend, bound_row(&rel, &sums[i * sw..], &mut out));
+                dispatch!(backend, bound_row(&rel, &sums[i * w..], early, &mut out));
                 sink(y0 + i, &out);
             }
         }
@@ -523,6 +671,49 @@ impl Smallest {
     }
 }
 
+/// Collects the keys `≤ limit` of positions pushed in `(y, x)` order, giving up (`None`) past
+/// `cap` of them.
+struct Below {
+    backend: CpuExtension,
+    keys: Option<Vec<Key>>,
+    limit: u32,
+    cap: usize,
+}
+
+impl Below {
+    fn new(limit: u32, cap: usize, backend: CpuExtension) -> Below {
+        Below {
+            backend,
+            keys: Some(Vec::new()),
+            limit,
+            cap,
+        }
+    }
+
+    fn push_row<T: Lane>(&mut self, y: usize, row: &[T]) {
+        const CHUNK: usize = 64;
+        let Some(keys) = &mut self.keys else {
+            return;
+        };
+        if dispatch!(self.backend, row_min(row)).to_u32() > self.limit {
+            return;
+        }
+        for (ci, chunk) in row.chunks(CHUNK).enumerate() {
+            if dispatch!(self.backend, row_min(chunk)).to_u32() > self.limit {
+                continue;
+            }
+            for (j, &v) in chunk.iter().enumerate() {
+                if v.to_u32() <= self.limit {
+                    keys.push((v.to_u32(), y as u32, (ci * CHUNK + j) as u32));
+                }
+            }
+        }
+        if keys.len() > self.cap {
+            self.keys = None;
+        }
+    }
+}
+
 /// The `n` smallest of the per-band keys (each band's own `n` smallest), sorted.
 fn merge(parts: Vec<Vec<Key>>, n: usize) -> Vec<Key> {
     let mut keys: Vec<Key> = parts.into_iter().flatten().collect();
@@ -550,4 +741,131 @@ fn greedy(keys: &[Key], k: usize, (rx, ry): (u32, u32)) -> Vec<Match> {
         }
     }
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::msad4::Channels;
+
+    /// A small deterministic generator (xorshift).
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+    }
+
+    fn masked_sad(image: &Image, template: &Image, x: usize, y: usize) -> u32 {
+        let bpp = image.channels().bytes_per_pixel();
+        let (w, tw) = (
+            image.width() as usize * bpp,
+            template.width() as usize * bpp,
+        );
+        let mut sum = 0;
+        for (r, row) in template.data().chunks_exact(tw).enumerate() {
+            for (c, &t) in row.iter().enumerate() {
+                let p = image.data()[(y + r) * w + x * bpp + c];
+                if t != 0 {
+                    sum += u32::from(t.abs_diff(p));
+                }
+            }
+        }
+        sum
+    }
+
+    /// Every layer's blocks are fully cared, no two blocks overlap, and the bound (with and
+    /// without the early stop) never exceeds the masked SAD at any position.
+    #[test]
+    fn layered_bound_is_a_lower_bound_of_the_masked_sad() {
+        let mut rng = Rng(0x5EED_B0D5);
+        for (case, (tw, th, channels)) in [
+            (48, 48, Channels::R8),
+            (33, 20, Channels::R8),
+            (16, 16, Channels::Rgba8),
+            (64, 40, Channels::R8),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let bpp = channels.bytes_per_pixel();
+            let (w, h) = (97usize, 71usize);
+            let data: Vec<u8> = (0..w * h * bpp).map(|_| rng.next() as u8).collect();
+            let image = Image::new(w as u32, h as u32, channels, data).unwrap();
+            // A sprite: an ellipse of random bytes, transparent (0) outside.
+            let (cx, cy) = ((tw as f64 - 1.0) / 2.0, (th as f64 - 1.0) / 2.0);
+            let tpl: Vec<u8> = (0..tw * th * bpp)
+                .map(|i| {
+                    let (x, y) = (((i / bpp) % tw) as f64, ((i / bpp) / tw) as f64);
+                    let (dx, dy) = ((x - cx) / (tw as f64 / 2.0), (y - cy) / (th as f64 / 2.0));
+                    if dx * dx + dy * dy <= 1.0 {
+                        (rng.next() % 255 + 1) as u8
+                    } else {
+                        0
+                    }
+                })
+                .collect();
+            let template = Image::new(tw as u32, th as u32, channels, tpl).unwrap();
+            let bound = Bound::new(&image, &template);
+            assert_eq!(
+                bound.layers.len(),
+                2,
+                "case {case}: a sprite gets a ring layer"
+            );
+            let mut owner = vec![usize::MAX; tw * th];
+            for (i, &(l, dy, dx, t)) in bound.blocks.iter().enumerate() {
+                let Layer { bw, bh } = bound.layers[l];
+                let mut sum = 0;
+                for r in dy..dy + bh {
+                    for c in dx..dx + bw {
+                        assert_eq!(owner[r * tw + c], usize::MAX, "case {case}: overlap");
+                        owner[r * tw + c] = i;
+                        for k in 0..bpp {
+                            let b = template.data()[(r * tw + c) * bpp + k];
+                            assert_ne!(b, 0, "case {case}: a block holds a don't-care byte");
+                            sum += u32::from(b);
+                        }
+                    }
+                }
+                assert_eq!(sum, t, "case {case}: block sum");
+            }
+            let (nx, ny) = (w - tw + 1, h - th + 1);
+            let sads: Vec<u32> = (0..ny * nx)
+                .map(|i| masked_sad(&image, &template, i % nx, i / nx))
+                .collect();
+            let first = bound.first_layer().blocks.len();
+            let mut limit = sads.clone();
+            limit.sort_unstable();
+            let limit = limit[limit.len() / 50];
+            for backend in CpuExtension::ALL.into_iter().filter(|b| b.is_supported()) {
+                for early in [None, Some((first, limit))] {
+                    let mut got = vec![u32::MAX; nx * ny];
+                    bound.rows::<u32>(&image, nx, backend, 0..ny, early, |y, row| {
+                        got[y * nx..(y + 1) * nx].copy_from_slice(row);
+                    });
+                    for (i, (&lb, &sad)) in got.iter().zip(&sads).enumerate() {
+                        assert!(
+                            lb <= sad,
+                            "case {case} {backend:?} {early:?} at {i}: {lb} > {sad}"
+                        );
+                    }
+                    if bound.fits_u16(&image) {
+                        let mut got16 = vec![0u32; nx * ny];
+                        let early16 = early.map(|(f, l)| (f, u16::from_u32(l)));
+                        bound.rows::<u16>(&image, nx, backend, 0..ny, early16, |y, row| {
+                            for (g, &v) in got16[y * nx..(y + 1) * nx].iter_mut().zip(row) {
+                                *g = u32::from(v);
+                            }
+                        });
+                        let want: Vec<u32> = got.iter().map(|&v| v.min(65535)).collect();
+                        assert_eq!(got16, want, "case {case} {backend:?}: u16 = saturated u32");
+                    }
+                }
+            }
+        }
+    }
 }

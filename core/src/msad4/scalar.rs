@@ -210,16 +210,25 @@ impl Lane for u32 {
 /// One row of the successive-elimination bound: `out[x] = Σ |T_b − W_b(x)|` over the template's
 /// fully cared blocks `(rel, T_b)`, where `sums[rel + x]` is the image's block sum `W_b(x)`.
 ///
+/// With `early = Some((first, limit))`, a run of positions whose sum over the `first` blocks
+/// is already above `limit` everywhere stops there: its partial sum is still a lower bound,
+/// and above `limit` whatever the other blocks add.
+///
 /// Works on 64 positions at a time with every block summed before the store, so the partial
 /// sums stay in registers.
 #[inline(always)]
-pub(crate) fn bound_row<T: Lane>(blocks: &[(usize, u32)], sums: &[T], out: &mut [T]) {
+pub(crate) fn bound_row<T: Lane>(
+    blocks: &[(usize, u32)],
+    sums: &[T],
+    early: Option<(usize, T)>,
+    out: &mut [T],
+) {
     const LANES: usize = 64;
     let whole = out.len() / LANES * LANES;
     let (body, tail) = out.split_at_mut(whole);
-    for (ci, o) in body.chunks_exact_mut(LANES).enumerate() {
-        let x0 = ci * LANES;
-        let mut acc = [T::default(); LANES];
+    let (first, limit) = early.unwrap_or((blocks.len(), T::MAX));
+    let (head, rest) = blocks.split_at(first.min(blocks.len()));
+    let add = |mut acc: [T; LANES], blocks: &[(usize, u32)], x0: usize| {
         for &(rel, t) in blocks {
             let t = T::from_u32(t);
             let s: &[T; LANES] = sums[rel + x0..rel + x0 + LANES].try_into().unwrap();
@@ -227,7 +236,22 @@ pub(crate) fn bound_row<T: Lane>(blocks: &[(usize, u32)], sums: &[T], out: &mut 
                 *a = a.bound_add(t.max(v).wsub(t.min(v)));
             }
         }
-        o.copy_from_slice(&acc);
+        acc
+    };
+    // Two loops, so that without an early stop no horizontal minimum is computed at all.
+    if rest.is_empty() {
+        for (ci, o) in body.chunks_exact_mut(LANES).enumerate() {
+            o.copy_from_slice(&add([T::default(); LANES], blocks, ci * LANES));
+        }
+    } else {
+        for (ci, o) in body.chunks_exact_mut(LANES).enumerate() {
+            let x0 = ci * LANES;
+            let mut acc = add([T::default(); LANES], head, x0);
+            if row_min(&acc) <= limit {
+                acc = add(acc, rest, x0);
+            }
+            o.copy_from_slice(&acc);
+        }
     }
     tail.fill(T::default());
     for &(rel, t) in blocks {
@@ -330,9 +354,10 @@ macro_rules! portable_helpers {
         pub(crate) fn bound_row<T: super::scalar::Lane>(
             blocks: &[(usize, u32)],
             sums: &[T],
+            early: Option<(usize, T)>,
             out: &mut [T],
         ) {
-            super::scalar::bound_row(blocks, sums, out)
+            super::scalar::bound_row(blocks, sums, early, out)
         }
 
         /// [`scalar::col_update`](super::scalar::col_update) with this backend's features.
