@@ -231,7 +231,7 @@ impl Search<'_> {
                 // every window with LB ≤ u, if not too many, holds the answer.
                 tried_upper = true;
                 bound = &full;
-                if let Some(found) = self.upper_round(bound, coarse.blocks.len(), &keys, &rows) {
+                if let Some(found) = self.upper_round(bound, &keys, &rows) {
                     return Some(found);
                 }
             }
@@ -250,81 +250,63 @@ impl Search<'_> {
     /// pay) and walk their exact SADs ≤ u. Every other position has SAD ≥ LB > u, so if that
     /// walk accepts `k` matches it is the start of the walk over all positions.
     ///
-    /// The bound pass stops early on runs of positions already past `u` after the `first`
-    /// blocks of `bound` (its first layer).
-    fn upper_round(
-        &self,
-        bound: &Bound,
-        first: usize,
-        keys: &[Key],
-        rows: &ExactRows,
-    ) -> Option<Vec<Match>> {
+    /// The bound pass stops early on runs of positions already past `u` after the first layer
+    /// of `bound`.
+    fn upper_round(&self, bound: &Bound, keys: &[Key], rows: &ExactRows) -> Option<Vec<Match>> {
         let exact = self.score(keys, rows, self.limit);
         let u = greedy(&exact, self.k, self.radius).get(self.k - 1)?.sad as u32;
         let cap = (self.positions() / 64).max(1 << 14);
-        let candidates = self.bounds_below(bound, u, cap, first)?;
+        let candidates = self.bounds_below(bound, u, cap)?;
         let found = greedy(&self.score(&candidates, rows, u), self.k, self.radius);
         (found.len() == self.k).then_some(found)
     }
 
-    /// One pass of the lower bound over every position: the `n` smallest bounds `≤ limit`,
-    /// sorted (u16 lanes when every block sum fits).
-    fn smallest_bounds(&self, bound: &Bound, n: usize, limit: u32) -> Vec<Key> {
+    /// One pass of the lower bound over every position, split into bands of rows (one per
+    /// thread), each band's rows handed to its own sink from `sink` (u16 lanes when every
+    /// block sum fits). With `early = Some(limit)`, runs of positions past `limit` after the
+    /// bound's first layer skip the other layers.
+    fn bound_pass<S: RowSink + Send>(
+        &self,
+        bound: &Bound,
+        early: Option<u32>,
+        sink: impl Fn() -> S + Sync,
+    ) -> Vec<S> {
         let image = self.prepared.image;
         let nx = self.prepared.plan.nx;
+        let first = bound.first_layer_len();
         let small = bound.fits_u16(image);
-        let parts = par_rows(self.prepared.plan.ny, self.threads, |ys| {
-            let mut best = Smallest::new(n, limit, self.backend);
+        par_rows(self.prepared.plan.ny, self.threads, |ys| {
+            let mut s = sink();
             if small {
-                bound.rows::<u16>(image, nx, self.backend, ys, None, |y, lb| {
-                    best.push_row(y, lb)
+                let early = early.map(|l| (first, u16::from_u32(l)));
+                bound.rows::<u16>(image, nx, self.backend, ys, early, |y, lb| {
+                    s.push_row(y, lb)
                 });
             } else {
-                bound.rows::<u32>(image, nx, self.backend, ys, None, |y, lb| {
-                    best.push_row(y, lb)
+                let early = early.map(|l| (first, l));
+                bound.rows::<u32>(image, nx, self.backend, ys, early, |y, lb| {
+                    s.push_row(y, lb)
                 });
             }
-            best.into_vec()
-        });
-        merge(parts, n)
+            s
+        })
+    }
+
+    /// One pass of the lower bound over every position: the `n` smallest bounds `≤ limit`,
+    /// sorted.
+    fn smallest_bounds(&self, bound: &Bound, n: usize, limit: u32) -> Vec<Key> {
+        let parts = self.bound_pass(bound, None, || Smallest::new(n, limit, self.backend));
+        merge(parts.into_iter().map(Smallest::into_vec).collect(), n)
     }
 
     /// One pass of the lower bound over every position: all positions with a bound `≤ limit`,
     /// in `(y, x)` order (which keeps the exact scoring that follows walking the image in
-    /// order), or `None` when there are more than `cap`. Runs of positions past `limit` after
-    /// the `first` blocks skip the others.
-    fn bounds_below(
-        &self,
-        bound: &Bound,
-        limit: u32,
-        cap: usize,
-        first: usize,
-    ) -> Option<Vec<Key>> {
-        let image = self.prepared.image;
-        let nx = self.prepared.plan.nx;
-        let small = bound.fits_u16(image);
-        let parts = par_rows(self.prepared.plan.ny, self.threads, |ys| {
-            let mut below = Below::new(limit, cap, self.backend);
-            if small {
-                let early = Some((first, u16::from_u32(limit)));
-                bound.rows::<u16>(image, nx, self.backend, ys, early, |y, lb| {
-                    below.push_row(y, lb)
-                });
-            } else {
-                bound.rows::<u32>(
-                    image,
-                    nx,
-                    self.backend,
-                    ys,
-                    Some((first, limit)),
-                    |y, lb| below.push_row(y, lb),
-                );
-            }
-            below.keys
-        });
+    /// order), or `None` when there are more than `cap`.
+    fn bounds_below(&self, bound: &Bound, limit: u32, cap: usize) -> Option<Vec<Key>> {
+        let parts = self.bound_pass(bound, Some(limit), || Below::new(limit, cap, self.backend));
         let mut keys = Vec::new();
         for part in parts {
-            keys.extend(part?);
+            keys.extend(part.keys?);
             if keys.len() > cap {
                 return None;
             }
@@ -468,7 +450,8 @@ impl Bound {
                 probe.blocks.len() * l.bw * l.bh * image.channels().bytes_per_pixel()
             };
             let finer = layer((first.bw.min(first.bh) / 2).max(1));
-            if 2 * covered(first) < cared && covered(finer) > covered(first) {
+            let whole = covered(first);
+            if 2 * whole < cared && covered(finer) > whole {
                 first = finer;
             }
         }
@@ -540,6 +523,11 @@ impl Bound {
             layers: self.layers[..1].to_vec(),
             blocks: self.blocks.iter().copied().filter(|b| b.0 == 0).collect(),
         }
+    }
+
+    /// How many blocks the first layer has (they come first in `blocks`).
+    fn first_layer_len(&self) -> usize {
+        self.blocks.iter().take_while(|b| b.0 == 0).count()
     }
 
     /// Whether the bound has any term.
@@ -621,6 +609,11 @@ impl Bound {
     }
 }
 
+/// Takes the bound rows of a pass, in `(y, x)` order.
+trait RowSink {
+    fn push_row<T: Lane>(&mut self, y: usize, row: &[T]);
+}
+
 /// Keeps the `n` smallest keys `≤ limit` of positions pushed in `(y, x)` order.
 struct Smallest {
     backend: CpuExtension,
@@ -640,6 +633,12 @@ impl Smallest {
         }
     }
 
+    fn into_vec(self) -> Vec<Key> {
+        self.heap.into_vec()
+    }
+}
+
+impl RowSink for Smallest {
     fn push_row<T: Lane>(&mut self, y: usize, row: &[T]) {
         const CHUNK: usize = 64;
         if u64::from(dispatch!(self.backend, row_min(row)).to_u32()) >= self.below {
@@ -665,10 +664,6 @@ impl Smallest {
             }
         }
     }
-
-    fn into_vec(self) -> Vec<Key> {
-        self.heap.into_vec()
-    }
 }
 
 /// Collects the keys `≤ limit` of positions pushed in `(y, x)` order, giving up (`None`) past
@@ -689,7 +684,9 @@ impl Below {
             cap,
         }
     }
+}
 
+impl RowSink for Below {
     fn push_row<T: Lane>(&mut self, y: usize, row: &[T]) {
         const CHUNK: usize = 64;
         let Some(keys) = &mut self.keys else {
@@ -837,7 +834,7 @@ mod tests {
             let sads: Vec<u32> = (0..ny * nx)
                 .map(|i| masked_sad(&image, &template, i % nx, i / nx))
                 .collect();
-            let first = bound.first_layer().blocks.len();
+            let first = bound.first_layer_len();
             let mut limit = sads.clone();
             limit.sort_unstable();
             let limit = limit[limit.len() / 50];
