@@ -28,7 +28,22 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = match Args::try_parse() {
+        Ok(args) => args,
+        Err(e) if e.use_stderr() => {
+            // A usage error: clap's message (it names the flag and what it takes), status 1
+            // like every other failure of the command.
+            let _ = e.print();
+            return ExitCode::FAILURE;
+        }
+        // `--help` and `--version`: their text on standard output, which may fail too.
+        Err(e) => {
+            return match e.print() {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(io) => ExitCode::from(cli::output::Failure::Stdout(io).report()),
+            };
+        }
+    };
     let result = match &args.command {
         Command::Demo(a) => cli::demo::run(a),
         Command::Run(a) => cli::run::run(a),
@@ -37,9 +52,6 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("penumbra: {message}");
-            ExitCode::FAILURE
-        }
+        Err(failure) => ExitCode::from(failure.report()),
     }
 }

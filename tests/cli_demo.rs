@@ -182,7 +182,7 @@ fn an_unusable_output_folder_is_one_line_and_exit_1() {
     assert_eq!(code, Some(1));
     assert!(stdout.is_empty());
     assert!(
-        stderr.starts_with("penumbra: cannot create taken"),
+        stderr.starts_with("penumbra: --out taken: exists and is not a folder"),
         "{stderr}"
     );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");

@@ -13,9 +13,13 @@
 //! * [`raster`] — a depth-only triangle rasterizer with D3D12's rules, for baking depth maps.
 //! * [`shadow`] — lights, shadow maps, lit fraction, exposure and line of sight.
 //! * [`profile`] — Tracy hooks that compile to nothing without the `tracy` feature.
+//! * [`deadline`] — cooperative deadlines that stop long calls early.
+//! * [`files`] — atomic writes and bounded, sandbox-safe reads.
 #![warn(missing_docs)]
 
+pub mod deadline;
 pub mod desc;
+pub mod files;
 pub mod format;
 pub mod msad4;
 pub mod profile;

@@ -455,6 +455,9 @@ pub enum TextureError {
         /// Bytes requested.
         bytes: u64,
     },
+    /// The [deadline](crate::deadline) in force passed before the mips were generated.
+    #[error("stopped: the deadline passed before the mips were generated")]
+    Interrupted,
     /// A view field is out of range for this texture.
     #[error("view {field} = {value}: {reason}")]
     InvalidView {
@@ -665,24 +668,34 @@ impl Texture {
             data,
             offsets,
         };
-        generate_mips_in_place(&mut storage, filter);
+        generate_mips_in_place(&mut storage, filter)?;
         Ok(Texture::from_storage(storage))
     }
 
     /// A copy of this texture with mips 1.. regenerated from mip 0 with `filter`
     /// (the view is kept).
-    #[must_use]
-    pub fn generate_mips(&self, filter: MipFilter) -> Texture {
+    ///
+    /// # Errors
+    /// [`TextureError::OutOfMemory`] when the copy cannot be allocated;
+    /// [`TextureError::Interrupted`] when the [deadline](crate::deadline) in force passes first.
+    pub fn generate_mips(&self, filter: MipFilter) -> Result<Texture, TextureError> {
+        let src = &self.storage.data;
+        let mut data = Vec::new();
+        data.try_reserve_exact(src.len())
+            .map_err(|_| TextureError::OutOfMemory {
+                bytes: src.len() as u64,
+            })?;
+        data.extend_from_slice(src);
         let mut storage = Storage {
             desc: self.storage.desc,
-            data: self.storage.data.clone(),
+            data,
             offsets: self.storage.offsets.clone(),
         };
-        generate_mips_in_place(&mut storage, filter);
-        Texture {
+        generate_mips_in_place(&mut storage, filter)?;
+        Ok(Texture {
             storage: Arc::new(storage),
             view: self.view,
-        }
+        })
     }
 
     fn from_storage(storage: Storage) -> Texture {
@@ -922,7 +935,8 @@ fn footprint(x: u32, src: u32, dst: u32) -> (u32, u32) {
     (lo, hi.max(lo + 1).min(src))
 }
 
-fn generate_mips_in_place(storage: &mut Storage, filter: MipFilter) {
+/// Fills mips 1.. of every slice from the mip above; checks the deadline once per row.
+fn generate_mips_in_place(storage: &mut Storage, filter: MipFilter) -> Result<(), TextureError> {
     let desc = storage.desc;
     let f = desc.format;
     let bpt = f.bytes_per_texel();
@@ -938,6 +952,9 @@ fn generate_mips_in_place(storage: &mut Storage, filter: MipFilter) {
             for z in 0..dd {
                 let (z0, z1) = footprint(z, sd, dd);
                 for y in 0..dh {
+                    if crate::deadline::expired() {
+                        return Err(TextureError::Interrupted);
+                    }
                     let (y0, y1) = footprint(y, sh, dh);
                     for x in 0..dw {
                         let (x0, x1) = footprint(x, sw, dw);
@@ -974,6 +991,7 @@ fn generate_mips_in_place(storage: &mut Storage, filter: MipFilter) {
             }
         }
     }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -41,6 +41,10 @@ pub enum ScriptErrorKind {
     Memory,
     /// The script file itself could not be read (or lies outside the root).
     Io,
+    /// The script's `print` could not write to standard output (a full disk, say).
+    Output,
+    /// Standard output was closed under the script's `print` (the reader of a pipe went away).
+    OutputClosed,
 }
 
 /// A script that failed: what kind of failure, where (file and line when known) and why, in one

@@ -94,6 +94,12 @@ impl Host {
         Ok(())
     }
 
+    /// The deadline of the current run, if any (handed to the engine's long calls through
+    /// [`penumbra_core::deadline::with_deadline`]).
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline.get()
+    }
+
     /// Fails with a timeout error if the deadline has already been seen to pass (no clock read).
     pub fn check_timed_out(&self, lua: &Lua) -> mlua::Result<()> {
         if self.timed_out.get() {

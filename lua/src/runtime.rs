@@ -115,6 +115,7 @@ impl Runtime {
         let lua = sandbox::new_lua().map_err(setup)?;
         lua.set_app_data(Rc::clone(&host));
         sandbox::prune_globals(&lua).map_err(setup)?;
+        sandbox::install_print(&lua).map_err(setup)?;
         let globals = lua.globals();
         globals
             .raw_set("penumbra", crate::api::module(&lua).map_err(setup)?)

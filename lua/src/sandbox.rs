@@ -39,6 +39,42 @@ pub(crate) fn new_lua() -> mlua::Result<Lua> {
     Lua::new_with(libs, LuaOptions::new())
 }
 
+/// Replaces `print` with one that writes through Rust's standard output and raises an error
+/// when the write fails (the C library's `print` drops such errors silently): a script that
+/// prints its report to a full disk fails instead of ending "successfully" with nothing written.
+pub(crate) fn install_print(lua: &Lua) -> mlua::Result<()> {
+    use std::io::Write;
+    let print = lua.create_function(|lua, args: mlua::MultiValue| {
+        let mut line = Vec::new();
+        for (i, v) in args.iter().enumerate() {
+            if i > 0 {
+                line.push(b'\t');
+            }
+            match v {
+                Value::String(s) => line.extend_from_slice(&s.as_bytes()),
+                other => line.extend_from_slice(other.to_string()?.as_bytes()),
+            }
+        }
+        line.push(b'\n');
+        let mut out = std::io::stdout().lock();
+        out.write_all(&line)
+            .and_then(|()| out.flush())
+            .map_err(|e| {
+                let kind = if e.kind() == std::io::ErrorKind::BrokenPipe {
+                    crate::error::ScriptErrorKind::OutputClosed
+                } else {
+                    crate::error::ScriptErrorKind::Output
+                };
+                crate::api::located_error(
+                    lua,
+                    kind,
+                    format!("print: cannot write to standard output: {e}"),
+                )
+            })
+    })?;
+    lua.globals().raw_set("print", print)
+}
+
 /// Removes code loading, `io`, `debug` and the process half of `os` from the globals; Lua 5.4's
 /// `collectgarbage` keeps only `"count"` (as Luau's sandbox does).
 pub(crate) fn prune_globals(lua: &Lua) -> mlua::Result<()> {

@@ -414,7 +414,7 @@ fn generated_mips_match_the_engine() {
         ),
     );
     let tex = ramp();
-    let min = tex.generate_mips(MipFilter::Min);
+    let min = tex.generate_mips(MipFilter::Min).unwrap();
     assert_eq!(
         lua,
         (tex.load(3, 0, [0, 0, 0])[0], min.load(1, 0, [1, 1, 0])[0])

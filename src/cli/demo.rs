@@ -9,6 +9,9 @@ use std::time::Duration;
 
 use penumbra_lua::{Runtime, RuntimeOptions};
 
+use super::output::{Failure, print};
+use super::run::script_failure;
+
 /// The demo script.
 pub const SCRIPT: &str = include_str!("../demo/demo.luau");
 
@@ -36,10 +39,16 @@ pub struct DemoArgs {
 }
 
 /// Runs the subcommand.
-pub fn run(args: &DemoArgs) -> Result<(), String> {
+pub fn run(args: &DemoArgs) -> Result<(), Failure> {
     if args.script {
-        print!("{SCRIPT}");
-        return Ok(());
+        return print(SCRIPT);
+    }
+    if args.out.exists() && !args.out.is_dir() {
+        return Err(format!(
+            "--out {}: exists and is not a folder; name a folder for the pictures",
+            args.out.display()
+        )
+        .into());
     }
     let profiler = args.profile.then(profiler).flatten();
     std::fs::create_dir_all(&args.out)
@@ -49,9 +58,7 @@ pub fn run(args: &DemoArgs) -> Result<(), String> {
         .out_dir(&args.out)
         .timeout(TIMEOUT);
     let runtime = Runtime::new(options).map_err(|e| e.to_string())?;
-    let result = runtime
-        .run_str(SCRIPT, "demo.luau")
-        .map_err(|e| e.to_string());
+    let result = runtime.run_str(SCRIPT, "demo.luau").map_err(script_failure);
     if let Some(profiler) = profiler {
         profiler.finish();
     }

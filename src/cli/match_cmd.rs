@@ -4,8 +4,15 @@
 use std::path::PathBuf;
 
 use penumbra_core::msad4::{
-    Channels, MatchOptions, find_matches, load_png, load_png_template, sad_map, write_heatmap_png,
+    Channels, DecodeLimits, MatchError, MatchOptions, find_matches, load_png_within, sad_map,
+    write_heatmap_png,
 };
+
+use super::limits::{Timeout, parse_timeout};
+use super::output::{Failure, print};
+
+/// The most matches `--top` may ask for (as the Lua API's `findImage`).
+pub const MAX_TOP: usize = 10_000;
 
 /// Arguments of `penumbra match`.
 #[derive(clap::Args, Debug)]
@@ -14,7 +21,8 @@ pub struct MatchArgs {
     pub image: PathBuf,
     /// The template to find (PNG). Fully transparent pixels and 0 bytes are "don't care".
     pub template: PathBuf,
-    /// How many matches to report (non-maximum suppression keeps them half a template apart).
+    /// How many matches to report, 1 to 10000 (non-maximum suppression keeps them half a
+    /// template apart).
     #[arg(long, value_name = "K", default_value_t = 1)]
     pub top: usize,
     /// Report only matches whose SAD is at most N.
@@ -32,38 +40,63 @@ pub struct MatchArgs {
     /// Compare all four RGBA channels instead of luma.
     #[arg(long)]
     pub rgba: bool,
+    /// Time limit in seconds for the whole search ("inf" for none).
+    #[arg(long, value_name = "S", default_value = "10", value_parser = parse_timeout)]
+    pub timeout: Timeout,
+    /// The most pixels (width × height) an input PNG may have; larger ones are refused before
+    /// they are decoded.
+    #[arg(long, value_name = "N", default_value_t = DecodeLimits::DEFAULT.max_pixels)]
+    pub max_pixels: u64,
 }
 
 /// Runs the command; the error is one line for `main` to print.
-pub fn run(args: &MatchArgs) -> Result<(), String> {
-    let line = |e: penumbra_core::msad4::MatchError| e.to_string().replace('\n', " ");
+pub fn run(args: &MatchArgs) -> Result<(), Failure> {
+    let timeout = args.timeout;
+    let line = |e: MatchError| match e {
+        MatchError::Interrupted => timeout.exceeded(),
+        other => other.to_string().replace('\n', " "),
+    };
+    if !(1..=MAX_TOP).contains(&args.top) {
+        return Err(format!(
+            "--top {}: expected a number of matches from 1 to {MAX_TOP}",
+            args.top
+        )
+        .into());
+    }
     let channels = if args.rgba {
         Channels::Rgba8
     } else {
         Channels::R8
     };
-    let image = load_png(&args.image, channels).map_err(line)?;
-    let template = load_png_template(&args.template, channels).map_err(line)?;
-    let opts = MatchOptions {
-        top_k: args.top,
-        max_sad: args.max_sad,
-        threads: args.threads.max(1),
-        ..MatchOptions::default()
+    let limits = DecodeLimits {
+        max_pixels: args.max_pixels,
+        ..DecodeLimits::DEFAULT
     };
-    let matches = find_matches(&image, &template, &opts).map_err(line)?;
-    if let Some(out) = &args.heatmap {
-        let map = sad_map(&image, &template, opts.threads).map_err(line)?;
-        write_heatmap_png(&map, out).map_err(line)?;
-    }
+    let found = timeout.run(|| {
+        let image = load_png_within(&args.image, channels, false, &limits)?;
+        let template = load_png_within(&args.template, channels, true, &limits)?;
+        let opts = MatchOptions {
+            top_k: args.top,
+            max_sad: args.max_sad,
+            threads: args.threads.max(1),
+            ..MatchOptions::default()
+        };
+        let matches = find_matches(&image, &template, &opts)?;
+        if let Some(out) = &args.heatmap {
+            let map = sad_map(&image, &template, opts.threads)?;
+            write_heatmap_png(&map, out)?;
+        }
+        Ok(matches)
+    });
+    let matches = found.map_err(line)?;
+    let mut text = String::new();
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string(&matches).map_err(|e| e.to_string())?
-        );
+        text = serde_json::to_string(&matches).map_err(|e| e.to_string())?;
+        text.push('\n');
     } else {
         for m in &matches {
-            println!("x={} y={} sad={}", m.x, m.y, m.sad);
+            text.push_str(&format!("x={} y={} sad={}\n", m.x, m.y, m.sad));
         }
     }
-    Ok(())
+    print(&text)
 }

@@ -6,6 +6,9 @@ use std::time::Duration;
 
 use penumbra_lua::{Runtime, RuntimeOptions};
 
+use super::limits::{Timeout, parse_megabytes, parse_timeout};
+use super::output::Failure;
+
 /// Run a Lua script in the sandbox, with the `penumbra` module.
 #[derive(clap::Args)]
 pub struct RunArgs {
@@ -18,16 +21,17 @@ pub struct RunArgs {
     /// The only folder the script may write below (created on the first write).
     #[arg(long, value_name = "DIR", default_value = "penumbra-out")]
     out: PathBuf,
-    /// Memory limit in megabytes (the Lua heap; textures get the same budget).
-    #[arg(long, value_name = "MB", default_value_t = 256)]
-    max_memory: u64,
-    /// Time limit in seconds.
-    #[arg(long, value_name = "S", default_value_t = 10.0)]
-    timeout: f64,
+    /// Memory limit in megabytes: the Lua heap and everything the script makes (textures,
+    /// scenes, shadow maps, images) share it (see docs/lua-api.md, "Limits").
+    #[arg(long, value_name = "MB", default_value = "256", value_parser = parse_megabytes)]
+    max_memory: usize,
+    /// Time limit in seconds ("inf" for none); it holds inside long calls too.
+    #[arg(long, value_name = "S", default_value = "10", value_parser = parse_timeout)]
+    timeout: Timeout,
 }
 
 /// Runs the subcommand.
-pub fn run(args: &RunArgs) -> Result<(), String> {
+pub fn run(args: &RunArgs) -> Result<(), Failure> {
     let root = match &args.root {
         Some(root) => root.clone(),
         None => match args.script.parent() {
@@ -35,29 +39,20 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
             _ => PathBuf::from("."),
         },
     };
-    let timeout = Duration::try_from_secs_f64(args.timeout)
-        .ok()
-        .filter(|t| !t.is_zero())
-        .ok_or_else(|| {
-            format!(
-                "--timeout {}: expected a number of seconds > 0",
-                args.timeout
-            )
-        })?;
-    let max_memory = usize::try_from(args.max_memory)
-        .ok()
-        .and_then(|mb| mb.checked_mul(1 << 20))
-        .filter(|&bytes| bytes > 0)
-        .ok_or_else(|| {
-            format!(
-                "--max-memory {}: expected a number of megabytes > 0",
-                args.max_memory
-            )
-        })?;
     let options = RuntimeOptions::new(root)
         .out_dir(&args.out)
-        .max_memory(max_memory)
-        .timeout(timeout);
+        .max_memory(args.max_memory)
+        .timeout(args.timeout.0.unwrap_or(Duration::MAX));
     let runtime = Runtime::new(options).map_err(|e| e.to_string())?;
-    runtime.run_file(&args.script).map_err(|e| e.to_string())
+    runtime.run_file(&args.script).map_err(script_failure)
+}
+
+/// A script's error as the command reports it: a closed standard output under `print` ends
+/// quietly (status 141), everything else is the error's one line.
+pub fn script_failure(e: penumbra_lua::ScriptError) -> Failure {
+    if e.kind == penumbra_lua::ScriptErrorKind::OutputClosed {
+        Failure::StdoutClosed
+    } else {
+        Failure::Message(e.to_string())
+    }
 }

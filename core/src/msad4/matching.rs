@@ -143,10 +143,15 @@ pub fn find_matches(
                 && search.positions() >= PRUNE_MIN_POSITIONS
         }
     };
-    if prune && let Some(found) = search.pruned(template, opts.pruning == Pruning::Always) {
-        return Ok(found);
-    }
-    Ok(search.exhaustive())
+    let found =
+        if prune && let Some(found) = search.pruned(template, opts.pruning == Pruning::Always) {
+            found
+        } else {
+            search.exhaustive()
+        };
+    // The passes stop early once the deadline has passed; their answer is then incomplete.
+    crate::deadline::check()?;
+    Ok(found)
 }
 
 /// Kernel work per position (template words, masked ones counting twice) from which pruning
@@ -174,7 +179,11 @@ impl Search<'_> {
 
     /// Scores every position (streamed, never stored), then walks the best in order.
     fn exhaustive(&self) -> Vec<Match> {
-        let mut n = (64 * self.k).max(1024);
+        let mut n = self
+            .k
+            .saturating_mul(64)
+            .max(1024)
+            .min(self.positions() + 1);
         loop {
             let parts = par_rows(self.prepared.plan.ny, self.threads, |ys| {
                 let mut best = Smallest::new(n, self.limit, self.backend);
@@ -205,7 +214,7 @@ impl Search<'_> {
         let coarse = full.first_layer();
         let rows = ExactRows::new(image, template);
         let total = self.positions();
-        let mut n = (64 * self.k).max(1024).min(total);
+        let mut n = self.k.saturating_mul(64).max(1024).min(total);
         let mut bound = &coarse;
         let mut tried_upper = false;
         loop {
@@ -326,7 +335,9 @@ impl Search<'_> {
             |range| {
                 keys[range]
                     .iter()
-                    .filter_map(|&(_, y, x)| {
+                    .enumerate()
+                    .take_while(|(i, _)| i % 64 != 63 || !crate::deadline::expired())
+                    .filter_map(|(_, &(_, y, x))| {
                         let at = (y as usize * width + x as usize) * bpp;
                         super::position_sad(self.backend, rows, &image.data()[at..], tau)
                             .map(|sad| (sad, y, x))
@@ -352,12 +363,15 @@ fn par_rows<R: Send>(
         return vec![f(0..len)];
     }
     let per = len.div_ceil(threads);
+    let deadline = crate::deadline::current();
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..len)
             .step_by(per)
             .map(|a| {
                 let f = &f;
-                s.spawn(move || f(a..(a + per).min(len)))
+                s.spawn(move || {
+                    crate::deadline::with_deadline(deadline, || f(a..(a + per).min(len)))
+                })
             })
             .collect();
         handles
@@ -577,6 +591,9 @@ impl Bound {
             .collect();
         sums.resize(self.layers.len() * layer_len, T::default());
         for y0 in ys.clone().step_by(BOUND_BAND_ROWS) {
+            if crate::deadline::expired() {
+                return;
+            }
             let n = BOUND_BAND_ROWS.min(ys.end - y0);
             for (l, layer) in self.layers.iter().enumerate() {
                 let Layer { bw, bh } = *layer;
@@ -602,6 +619,9 @@ impl Bound {
                 }
             }
             for i in 0..n {
+                if i % 16 == 15 && crate::deadline::expired() {
+                    return;
+                }
                 dispatch!(backend, bound_row(&rel, &sums[i * w..], early, &mut out));
                 sink(y0 + i, &out);
             }
@@ -719,17 +739,30 @@ fn merge(parts: Vec<Vec<Key>>, n: usize) -> Vec<Key> {
     keys
 }
 
-/// Greedy non-maximum suppression over keys sorted best first.
+/// Greedy non-maximum suppression over keys sorted best first: a key is accepted unless an
+/// accepted match lies within `rx` columns and `ry` rows of it.
+///
+/// Accepted matches are kept in a grid of cells `(rx + 1) × (ry + 1)` large. Two matches in one
+/// cell would be within the radius of each other, so a cell holds at most one, and a candidate
+/// need only look at the 3 × 3 cells around its own: linear in the keys walked, where comparing
+/// with every accepted match was quadratic (a `top_k` of millions on a blank image).
 fn greedy(keys: &[Key], k: usize, (rx, ry): (u32, u32)) -> Vec<Match> {
     let mut found: Vec<Match> = Vec::with_capacity(k.min(keys.len()));
+    let (cw, ch) = (u64::from(rx) + 1, u64::from(ry) + 1);
+    let mut cells: std::collections::HashMap<(u64, u64), usize> = std::collections::HashMap::new();
     for &(sad, y, x) in keys {
         if found.len() == k {
             break;
         }
-        let free = found
-            .iter()
-            .all(|m| m.x.abs_diff(x) > rx || m.y.abs_diff(y) > ry);
-        if free {
+        let (cx, cy) = (u64::from(x) / cw, u64::from(y) / ch);
+        let near = |dx: i64, dy: i64| {
+            let (nx, ny) = (cx.checked_add_signed(dx)?, cy.checked_add_signed(dy)?);
+            let m = &found[*cells.get(&(nx, ny))?];
+            (m.x.abs_diff(x) <= rx && m.y.abs_diff(y) <= ry).then_some(())
+        };
+        let taken = (-1..=1).any(|dy| (-1..=1).any(|dx| near(dx, dy).is_some()));
+        if !taken {
+            cells.insert((cx, cy), found.len());
             found.push(Match {
                 x,
                 y,
@@ -754,6 +787,61 @@ mod tests {
             self.0 ^= self.0 >> 7;
             self.0 ^= self.0 << 17;
             self.0
+        }
+    }
+
+    /// The suppression walk as it was first written: each key against every accepted match.
+    fn greedy_quadratic(keys: &[Key], k: usize, (rx, ry): (u32, u32)) -> Vec<Match> {
+        let mut found: Vec<Match> = Vec::new();
+        for &(sad, y, x) in keys {
+            if found.len() == k {
+                break;
+            }
+            if found
+                .iter()
+                .all(|m| m.x.abs_diff(x) > rx || m.y.abs_diff(y) > ry)
+            {
+                found.push(Match {
+                    x,
+                    y,
+                    sad: u64::from(sad),
+                });
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn grid_suppression_equals_the_pairwise_walk() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        for round in 0..300 {
+            let n = (rng.next() % 400) as usize;
+            let span = 1 + (rng.next() % 64) as u32;
+            let mut keys: Vec<Key> = (0..n)
+                .map(|_| {
+                    let sad = (rng.next() % 50) as u32;
+                    let y = (rng.next() % u64::from(span)) as u32;
+                    let x = (rng.next() % u64::from(span)) as u32;
+                    (sad, y, x)
+                })
+                .collect();
+            // Edge coordinates: the grid must not wrap or overflow at u32::MAX.
+            if round % 7 == 0 {
+                keys.push((0, u32::MAX, u32::MAX));
+                keys.push((1, u32::MAX - 1, 0));
+            }
+            keys.sort_unstable();
+            keys.dedup_by_key(|k| (k.1, k.2));
+            let radius = (
+                (rng.next() % 6) as u32,
+                [0, 1, 3, 9, u32::MAX][(rng.next() % 5) as usize],
+            );
+            let k = 1 + (rng.next() % 40) as usize;
+            assert_eq!(
+                greedy(&keys, k, radius),
+                greedy_quadratic(&keys, k, radius),
+                "round {round}, radius {radius:?}, k {k}"
+            );
         }
     }
 

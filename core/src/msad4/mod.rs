@@ -62,8 +62,8 @@ mod sse41;
 
 pub use cpu::CpuExtension;
 pub use image_io::{
-    decode_png, encode_heatmap_png, encode_png, load_png, load_png_template, write_heatmap_png,
-    write_png,
+    DecodeLimits, decode_png, encode_heatmap_png, encode_png, load_png, load_png_template,
+    load_png_within, write_heatmap_png, write_png,
 };
 pub use matching::{Match, MatchOptions, Pruning, find_matches};
 pub use scalar::msad4;
@@ -153,6 +153,21 @@ pub enum MatchError {
         /// What the decoder said.
         message: String,
     },
+    /// An image or map larger than the memory left (or than the decoder's limits allow).
+    #[error("not enough memory for {bytes} bytes of image data")]
+    OutOfMemory {
+        /// Bytes that were asked for.
+        bytes: u64,
+    },
+    /// The [deadline](crate::deadline) in force passed before the search finished.
+    #[error("stopped: the deadline passed before the search finished")]
+    Interrupted,
+}
+
+impl From<crate::deadline::Interrupted> for MatchError {
+    fn from(_: crate::deadline::Interrupted) -> Self {
+        MatchError::Interrupted
+    }
 }
 
 /// Pixel layout of an [`Image`].
@@ -340,7 +355,13 @@ pub fn sad_map_using(
     crate::zone!("penumbra::msad4::sad_map");
     check_backend(backend)?;
     let prepared = Prepared::new(image, template)?;
-    let data = prepared.map(backend, threads);
+    let mut data = Vec::new();
+    data.try_reserve_exact(prepared.plan.nx * prepared.plan.ny)
+        .map_err(|_| MatchError::OutOfMemory {
+            bytes: 4 * prepared.plan.nx as u64 * prepared.plan.ny as u64,
+        })?;
+    prepared.map_into(backend, threads, &mut data);
+    crate::deadline::check()?;
     Ok(SadMap {
         width: prepared.plan.nx as u32,
         height: prepared.plan.ny as u32,
@@ -349,8 +370,9 @@ pub fn sad_map_using(
 }
 
 /// [`sad_map_using`] into `map`, reusing its storage: repeated matching (a template searched
-/// frame after frame) allocates nothing once the storage is large enough. On error `map` is
-/// left unchanged.
+/// frame after frame) allocates nothing once the storage is large enough. On an error before the
+/// search `map` is left unchanged; after an [`MatchError::Interrupted`] its values are
+/// unspecified.
 ///
 /// ```
 /// use penumbra_core::msad4::{CpuExtension, Image, SadMap, sad_map_into};
@@ -373,7 +395,14 @@ pub fn sad_map_into(
     crate::zone!("penumbra::msad4::sad_map");
     check_backend(backend)?;
     let prepared = Prepared::new(image, template)?;
+    let need = prepared.plan.nx * prepared.plan.ny;
+    map.data
+        .try_reserve_exact(need.saturating_sub(map.data.len()))
+        .map_err(|_| MatchError::OutOfMemory {
+            bytes: 4 * need as u64,
+        })?;
     prepared.map_into(backend, threads, &mut map.data);
+    crate::deadline::check()?;
     map.width = prepared.plan.nx as u32;
     map.height = prepared.plan.ny as u32;
     Ok(())
@@ -406,14 +435,8 @@ impl<'a> Prepared<'a> {
         })
     }
 
-    /// The whole SAD map, rows split over `threads` threads.
-    pub fn map(&self, backend: CpuExtension, threads: usize) -> Vec<u32> {
-        let mut data = Vec::new();
-        self.map_into(backend, threads, &mut data);
-        data
-    }
-
-    /// [`Prepared::map`] into `data`, replacing its contents and reusing its storage.
+    /// The whole SAD map, rows split over `threads` threads, into `data` (replacing its
+    /// contents and reusing its storage).
     pub fn map_into(&self, backend: CpuExtension, threads: usize, data: &mut Vec<u32>) {
         let nx = self.plan.nx;
         // Only storage `data` did not hold yet is zeroed: repeated matching at one size writes
@@ -439,6 +462,11 @@ impl<'a> Prepared<'a> {
             let n = BAND_ROWS.min(rows - b0);
             self.layout.fill(self.image, y0 + b0, n, &mut buf);
             for i in 0..n {
+                // Rows left once the deadline has passed are not computed (the caller reports
+                // the interruption).
+                if crate::deadline::expired() {
+                    return;
+                }
                 let row = &buf[i * self.layout.stride..];
                 let at = (b0 + i) * nx;
                 if let Some(out) = band.get_mut(at..at + padded) {
@@ -467,6 +495,9 @@ impl<'a> Prepared<'a> {
             let n = BAND_ROWS.min(ys.end - y0);
             self.layout.fill(self.image, y0, n, &mut buf);
             for i in 0..n {
+                if crate::deadline::expired() {
+                    return;
+                }
                 let row = &buf[i * self.layout.stride..];
                 sad_row(backend, plan, row, &mut row_out, &mut scratch);
                 sink(y0 + i, &row_out[..plan.nx]);
@@ -533,10 +564,11 @@ pub(crate) fn for_row_bands<T: Send>(
         return;
     }
     let per = rows.div_ceil(threads);
+    let deadline = crate::deadline::current();
     std::thread::scope(|s| {
         for (i, band) in data.chunks_mut(per * width).enumerate() {
             let f = &f;
-            s.spawn(move || f(i * per, band));
+            s.spawn(move || crate::deadline::with_deadline(deadline, || f(i * per, band)));
         }
     });
 }

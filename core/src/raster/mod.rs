@@ -213,6 +213,11 @@ const PARALLEL_RASTER_WORK: u64 = 1 << 16;
 /// Draws `instances` into `target` through `view_proj` with the rules of the [module](self),
 /// using up to `threads` threads (0 counts as 1) when the work is large enough to gain from
 /// them. The depths written do not depend on `threads`.
+///
+/// Under a [deadline](crate::deadline) that passes during the call, the tiles not yet drawn are
+/// skipped and the target is incomplete: a caller that sets a deadline asks
+/// [`deadline::expired`](crate::deadline::expired) afterwards (tiles are skipped only once it
+/// has passed, and time only moves on, so `false` then means the target is whole).
 pub fn rasterize(
     target: &mut DepthTarget,
     view_proj: Mat4,
@@ -297,6 +302,8 @@ where
         .min(items.size_hint().1.unwrap_or(usize::MAX))
         .max(1);
     let queue = std::sync::Mutex::new(items);
+    // Helpers work under the caller's deadline.
+    let deadline = crate::deadline::current();
     let worker = || {
         let mut sum = 0;
         loop {
@@ -309,7 +316,9 @@ where
         }
     };
     std::thread::scope(|s| {
-        let helpers: Vec<_> = (1..threads).map(|_| s.spawn(worker)).collect();
+        let helpers: Vec<_> = (1..threads)
+            .map(|_| s.spawn(|| crate::deadline::with_deadline(deadline, worker)))
+            .collect();
         let mut sum = worker();
         for h in helpers {
             sum += h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));

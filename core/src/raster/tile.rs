@@ -64,6 +64,11 @@ impl Chunk {
         let mut counts = vec![0u32; tiles + 1];
         let mut work = 0u64;
         for (i, t) in self.tris.iter().enumerate() {
+            // Large, thin triangles touch many tiles: stop binning once the deadline has passed
+            // (the draw then skips every tile).
+            if i % 1024 == 1023 && crate::deadline::expired() {
+                break;
+            }
             let [x0, y0, x1, y1] = t.bbox.map(u32::from);
             work += u64::from(x1 - x0 + 1) * u64::from(y1 - y0 + 1) + PIECE_COST;
             let (tx0, ty0) = (x0 >> TILE_SHIFT, y0 >> TILE_SHIFT);
@@ -203,6 +208,10 @@ fn warm<S: Slot>(tile: &[S]) {
 
 /// Draws tile `t`'s triangles, chunk after chunk, each chunk in submission order.
 fn draw_tile<S: Slot>(tile: &mut [S], t: usize, grid: &Grid, chunks: &[Chunk]) -> u64 {
+    // Once the deadline has passed the remaining tiles are skipped (`rasterize` reports it).
+    if crate::deadline::expired() {
+        return 0;
+    }
     let rect = grid.rect(t);
     warm(tile);
     let mut written = 0;

@@ -460,6 +460,9 @@ impl Light {
                 .map_err(|e| ShadowError::Raster(e.to_string()))?;
             let _stats = crate::raster::rasterize(&mut target, *vp, &instances, &state, threads);
             crate::plot!("penumbra triangles rasterized", _stats.triangles_drawn);
+            if crate::deadline::expired() {
+                return Err(ShadowError::Interrupted);
+            }
             faces.push(target);
         }
         ShadowMap::from_targets(self, faces, mats, layout)

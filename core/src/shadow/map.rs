@@ -101,6 +101,9 @@ pub enum ShadowError {
     /// An unknown PCF kernel name.
     #[error("unknown PCF kernel `{0}`: expected 2x2, 3x3 or 5x5")]
     Kernel(String),
+    /// The [deadline](crate::deadline) in force passed before the map was rendered.
+    #[error("stopped: the deadline passed before the map was rendered")]
+    Interrupted,
 }
 
 /// How the slices of a map are laid out.

@@ -502,16 +502,29 @@ fn userdata_name(ud: &AnyUserData) -> &'static str {
     }
 }
 
-/// Runs an API function body; a Rust panic becomes a Lua error instead of crossing into Lua.
+/// Runs an API function body under the run's deadline; a Rust panic becomes a Lua error
+/// instead of crossing into Lua.
+///
+/// The deadline is checked (with a clock read) before and after every call, so a script making
+/// a few slow calls is stopped as surely as one making many fast ones, and the engine's long
+/// loops (raster tiles, search rows, mip rows) see it through
+/// [`penumbra_core::deadline`]. Whatever a call returns once the deadline has passed — an
+/// engine `Interrupted` error, or a finished answer — becomes the timeout error.
 fn guarded<R>(call: &Call<'_>, body: impl FnOnce() -> mlua::Result<R>) -> mlua::Result<R> {
-    catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|panic| {
-        let what = panic
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "a panic".into());
-        Err(call.error(format!("internal error (please report it): {what}")))
-    })
+    let host = Host::of(call.lua);
+    host.check_deadline(call.lua)?;
+    let result = penumbra_core::deadline::with_deadline(host.deadline(), || {
+        catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|panic| {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".into());
+            Err(call.error(format!("internal error (please report it): {what}")))
+        })
+    });
+    host.check_deadline(call.lua)?;
+    result
 }
 
 /// A Lua function named `name` (as scripts see it) running `body` on its arguments.

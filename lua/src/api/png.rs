@@ -114,7 +114,7 @@ fn load_texture(call: &Call<'_>) -> mlua::Result<LuaTexture> {
         }
         let mut all = vec![0u8; usize::try_from(desc.total_bytes()).unwrap_or(usize::MAX)];
         all[..level0.len()].copy_from_slice(&level0);
-        Ok(Texture::new(desc, all)?.generate_mips(filter))
+        Texture::new(desc, all)?.generate_mips(filter)
     })
 }
 

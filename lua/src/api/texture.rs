@@ -533,8 +533,8 @@ impl UserData for LuaTexture {
                 penumbra_core::zone!("penumbra_lua::generateMips");
                 let filter = mip_filter(call, "filter", call.arg(0))?;
                 let texture = this.texture().map_err(|e| call.error(e))?;
-                this.replace(texture.generate_mips(filter))
-                    .map_err(|e| call.error(e))
+                let mipped = texture.generate_mips(filter).map_err(|e| call.error(e))?;
+                this.replace(mipped).map_err(|e| call.error(e))
             },
         );
         super::png::add_save(methods);

@@ -18,7 +18,7 @@
 mod bands;
 mod model;
 
-use penumbra::cases::{CaseFile, parse_f32, parse_sampler};
+use penumbra::cases::{CaseFile, Json, parse_f32, parse_sampler};
 use penumbra::{Dimension, Filter, Format, SamplerDesc};
 use serde_json::{Value, json};
 
@@ -96,7 +96,7 @@ fn hex(x: f32) -> Value {
 
 /// A number of a case file (JSON number, `"NaN"`, `"0x…"` bits).
 fn num(v: &Value) -> f32 {
-    parse_f32(v, "number").unwrap_or(f32::NAN)
+    parse_f32(&Json::from(v), "number").unwrap_or(f32::NAN)
 }
 
 /// A UNORM code of a texture's data (integer or `"0x…"`).
@@ -359,7 +359,7 @@ impl Suite {
         let format: Format = text("format").parse().map_err(|e| format!("{e}"))?;
         let dim: Dimension = text("dimension").parse().map_err(|e| format!("{e}"))?;
         let op = Op::parse(json["op"].as_str().unwrap_or("")).ok_or("an op this test knows")?;
-        let desc = parse_sampler(&json["sampler"])?;
+        let desc = parse_sampler(&Json::from(&json["sampler"]))?;
         let coord = json["coord"]
             .as_array()
             .ok_or("coord")?
