@@ -152,7 +152,7 @@ pub fn read(path: &Path, limits: &ReadLimits) -> io::Result<Vec<u8>> {
     }
     let too_large = |size: u64| {
         io::Error::new(
-            io::ErrorKind::InvalidData,
+            io::ErrorKind::FileTooLarge,
             format!(
                 "the file has {size} bytes, more than the {} allowed",
                 limits.max_bytes

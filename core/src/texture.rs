@@ -521,9 +521,30 @@ fn allocate(desc: &TextureDesc) -> Result<(Vec<u8>, Vec<usize>), TextureError> {
     let mut data = Vec::new();
     data.try_reserve_exact(total as usize)
         .map_err(|_| TextureError::OutOfMemory { bytes: total })?;
-    data.resize(total as usize, 0);
+    filled_in_steps(&mut data, total as usize, |d, n| d.resize(d.len() + n, 0))?;
     let (_, offsets) = layout(desc);
     Ok((data, offsets))
+}
+
+/// Bytes written between two deadline checks when a large texture is zeroed or copied (a
+/// gigabyte takes about a second).
+const FILL_STEP: usize = 16 << 20;
+
+/// Grows `data` (already reserved) to `total` bytes by `grow(data, n)` steps of at most
+/// [`FILL_STEP`], checking the [deadline](crate::deadline) between steps.
+fn filled_in_steps(
+    data: &mut Vec<u8>,
+    total: usize,
+    mut grow: impl FnMut(&mut Vec<u8>, usize),
+) -> Result<(), TextureError> {
+    while data.len() < total {
+        if crate::deadline::expired() {
+            return Err(TextureError::Interrupted);
+        }
+        let n = FILL_STEP.min(total - data.len());
+        grow(data, n);
+    }
+    Ok(())
 }
 
 impl Texture {
@@ -685,7 +706,10 @@ impl Texture {
             .map_err(|_| TextureError::OutOfMemory {
                 bytes: src.len() as u64,
             })?;
-        data.extend_from_slice(src);
+        filled_in_steps(&mut data, src.len(), |d, n| {
+            let at = d.len();
+            d.extend_from_slice(&src[at..at + n]);
+        })?;
         let mut storage = Storage {
             desc: self.storage.desc,
             data,

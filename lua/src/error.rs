@@ -160,6 +160,18 @@ pub(crate) struct ApiError {
     pub message: String,
 }
 
+impl ApiError {
+    /// A runtime error of `file` with no line (raised before its code runs).
+    pub(crate) fn at(file: &str, message: String) -> Self {
+        Self {
+            kind: ScriptErrorKind::Runtime,
+            file: Some(file.to_owned()),
+            line: None,
+            message,
+        }
+    }
+}
+
 impl fmt::Display for ApiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (&self.file, self.line) {

@@ -22,7 +22,8 @@ pub(crate) struct Host {
     pub root: Option<Jail>,
     /// Where scripts may write; `None` when the host gave no output folder.
     pub out: Option<Jail>,
-    /// Bytes all live textures, scene geometry and shadow maps may take together.
+    /// The memory budget: the Lua heap and all live textures, samplers, scenes, shadow maps and
+    /// images together.
     pub textures: Budget,
     /// When the current run must stop.
     deadline: Cell<Option<Instant>>,
@@ -94,6 +95,11 @@ impl Host {
         Ok(())
     }
 
+    /// The most source bytes one chunk may have.
+    pub fn max_source_bytes(&self) -> usize {
+        self.textures.max_source_bytes()
+    }
+
     /// The deadline of the current run, if any (handed to the engine's long calls through
     /// [`penumbra_core::deadline::with_deadline`]).
     pub fn deadline(&self) -> Option<Instant> {
@@ -129,8 +135,23 @@ impl Host {
     }
 }
 
-/// A byte budget shared by all textures, scene geometry and shadow maps of a state: each holds
-/// a [`Charge`] that gives its bytes back when it is collected or dropped.
+/// Bytes charged for each Rust object a userdata holds (a sampler, a scene, a texture's
+/// bookkeeping) besides its data: the userdata block itself is on the Lua heap, what it points
+/// to is not.
+pub(crate) const OBJECT_BYTES: u64 = 256;
+
+/// Bytes of compiler memory charged per byte of source while a chunk compiles (Luau's compiler
+/// allocates outside the Lua heap: about 30× the source for code, up to about 70× for large
+/// table literals, measured).
+pub(crate) const COMPILE_BYTES_PER_SOURCE_BYTE: u64 = 64;
+
+/// The largest chunk compiled when the memory limit allows it.
+pub(crate) const MAX_SOURCE_BYTES: usize = 4 << 20;
+
+/// One memory budget for everything a script can make: the Lua heap, and a charge for every
+/// texture, sampler, scene, shadow map, SAD map, image and compiler run it causes (each a
+/// [`Charge`] that gives its bytes back when dropped or collected). The Lua heap's own limit is
+/// kept at what the charges leave, so the two together never pass the limit.
 pub(crate) struct Budget {
     limit: usize,
     used: Rc<Cell<usize>>,
@@ -144,9 +165,14 @@ impl Budget {
         }
     }
 
+    /// The limit, in bytes (`usize::MAX` for none).
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
     /// Reserves `bytes` for a texture (see [`Budget::charge_for`]).
     pub fn charge(&self, lua: &Lua, bytes: u64) -> Result<Charge, String> {
-        self.charge_for(lua, bytes, "a texture")
+        self.charge_for(lua, bytes.saturating_add(OBJECT_BYTES), "a texture")
     }
 
     /// Reserves `bytes` for `what` (`"a texture"`, `"the shadow map of \"sun\""`), running a
@@ -154,7 +180,11 @@ impl Budget {
     /// script dropped are only given back when Lua collects them).
     pub fn charge_for(&self, lua: &Lua, bytes: u64, what: &str) -> Result<Charge, String> {
         let bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
-        let fits = |used: usize| used.checked_add(bytes).is_some_and(|t| t <= self.limit);
+        let fits = |used: usize| {
+            used.checked_add(bytes)
+                .and_then(|t| t.checked_add(self.heap(lua)))
+                .is_some_and(|t| t <= self.limit)
+        };
         if !fits(self.used.get()) {
             // A failed collection only means nothing more is freed.
             let _ = lua.gc_collect();
@@ -162,20 +192,51 @@ impl Budget {
         let used = self.used.get();
         if !fits(used) {
             return Err(format!(
-                "{what} of {bytes} bytes does not fit: textures, scenes and shadow maps already \
-                 take {used} of the {} the script may use for them",
+                "{what} of {bytes} bytes does not fit: the script already uses {} of Lua heap \
+                 and {used} bytes of textures, scenes, maps and images, of its memory limit of {}",
+                self.heap(lua),
                 megabytes(self.limit)
             ));
         }
         self.used.set(used + bytes);
+        self.rebalance(lua);
         Ok(Charge {
             bytes,
             used: Rc::clone(&self.used),
         })
     }
+
+    /// The Lua heap's bytes, when the budget limits them.
+    fn heap(&self, lua: &Lua) -> usize {
+        if self.limit == usize::MAX {
+            0
+        } else {
+            lua.used_memory()
+        }
+    }
+
+    /// Sets the Lua heap's limit to what the charges leave (charges given back by collected
+    /// objects are seen here; the API calls this after every call).
+    pub fn rebalance(&self, lua: &Lua) {
+        if self.limit != usize::MAX {
+            let left = self.limit.saturating_sub(self.used.get()).max(1);
+            // Only fails for a state without a memory limit of its own, which a budgeted
+            // runtime always has.
+            let _ = lua.set_memory_limit(left);
+        }
+    }
+
+    /// The most source bytes compiled at once: what the compiler's estimated memory leaves
+    /// in the limit, at most [`MAX_SOURCE_BYTES`].
+    pub fn max_source_bytes(&self) -> usize {
+        if self.limit == usize::MAX {
+            return MAX_SOURCE_BYTES * 16;
+        }
+        (self.limit / COMPILE_BYTES_PER_SOURCE_BYTE as usize).min(MAX_SOURCE_BYTES)
+    }
 }
 
-/// Bytes of the texture budget held by one texture.
+/// Bytes of the budget held by one object (or by one call, for its temporaries).
 pub(crate) struct Charge {
     bytes: usize,
     used: Rc<Cell<usize>>,
@@ -185,4 +246,32 @@ impl Drop for Charge {
     fn drop(&mut self) {
         self.used.set(self.used.get().saturating_sub(self.bytes));
     }
+}
+
+/// Checks a chunk's source before it is compiled: not larger than the budget allows (the
+/// compiler's memory is outside the Lua heap and its time outside the deadline), no NUL byte
+/// (Lua would silently stop reading there). Returns the compiler's charge, held while the
+/// chunk compiles.
+pub(crate) fn check_source(lua: &Lua, source: &[u8]) -> Result<Charge, String> {
+    let host = Host::of(lua);
+    let max = host.textures.max_source_bytes();
+    if source.len() > max {
+        return Err(format!(
+            "the script has {} bytes, more than the {max} a chunk may have under the memory \
+             limit of {} (split it into modules, or keep data in files)",
+            source.len(),
+            megabytes(host.textures.limit())
+        ));
+    }
+    if let Some(at) = source.iter().position(|&b| b == 0) {
+        let line = source[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+        return Err(format!(
+            "line {line}: the script contains a NUL byte; Lua would ignore everything after it"
+        ));
+    }
+    host.textures.charge_for(
+        lua,
+        (source.len() as u64).saturating_mul(COMPILE_BYTES_PER_SOURCE_BYTE),
+        "compiling the script",
+    )
 }

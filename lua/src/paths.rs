@@ -162,6 +162,12 @@ pub(crate) fn relative(text: &str) -> Result<PathBuf, String> {
     if text.contains('\\') {
         return Err(format!("{text:?} uses '\\'; separate folders with '/'"));
     }
+    if text.ends_with('/') {
+        return Err(format!(
+            "{text:?} ends with '/', so it names a folder; name a file (\"{}out.png\")",
+            text
+        ));
+    }
     let bytes = text.as_bytes();
     let drive = bytes.len() >= 2 && bytes[1] == b':' && bytes[0].is_ascii_alphabetic();
     if text.starts_with('/') || drive || Path::new(text).is_absolute() {
@@ -206,6 +212,7 @@ mod tests {
             "a\\b",
             ".",
             "./",
+            "newdir/",
         ] {
             assert!(relative(bad).is_err(), "{bad:?} should be refused");
         }

@@ -30,10 +30,16 @@ where
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
-    img.save(path).map_err(|source| PictureError {
+    let failed = |source| PictureError {
         path: path.display().to_string(),
         source,
-    })
+    };
+    let mut png = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut png, image::ImageFormat::Png)
+        .map_err(failed)?;
+    // Replaced in one step: a failed write leaves the earlier picture.
+    penumbra_core::files::write_atomic(path, png.get_ref())
+        .map_err(|e| failed(image::ImageError::IoError(e)))
 }
 
 /// A depth slice as grayscale: near is dark, far is light; the cleared far plane (1.0) is white.

@@ -104,7 +104,10 @@ fn require(call: &Call<'_>, name: &str) -> mlua::Result<Value> {
 
 /// Reads, compiles and runs one module file.
 fn load_module(call: &Call<'_>, path: &Path, chunk: &str, shown: &str) -> mlua::Result<Value> {
-    let source = std::fs::read_to_string(path).map_err(|e| call.error(format!("{shown}: {e}")))?;
+    let source = crate::runtime::read_source(path, Host::of(call.lua).max_source_bytes())
+        .map_err(|e| call.error(format!("{shown}: {e}")))?;
+    let _compiling = crate::host::check_source(call.lua, source.as_bytes())
+        .map_err(|e| call.error(format!("{shown}: {e}")))?;
     let module = call
         .lua
         .load(source)

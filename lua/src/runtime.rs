@@ -166,7 +166,7 @@ impl Runtime {
                 )
             })?;
         }
-        let source = std::fs::read_to_string(&canonical)
+        let source = read_source(&canonical, self.host.max_source_bytes())
             .map_err(|e| ScriptError::io(&shown, format!("cannot read the script: {e}")))?;
         let chunk = format!("@{shown}");
         if let Some(dir) = canonical.parent() {
@@ -175,7 +175,14 @@ impl Runtime {
                 .borrow_mut()
                 .insert(chunk.clone(), dir.to_path_buf());
         }
-        self.execute::<R>(&source, &chunk, &shown)
+        // The main script counts as loading: `require` of itself is a circular require, not a
+        // second run.
+        let fresh = self.host.loading.borrow_mut().insert(canonical.clone());
+        let result = self.execute::<R>(&source, &chunk, &shown);
+        if fresh {
+            self.host.loading.borrow_mut().remove(&canonical);
+        }
+        result
     }
 
     /// Runs `source` as a script named `name` (errors say `name:line: ...`; `require("./x")`
@@ -235,6 +242,8 @@ impl Runtime {
     ) -> Result<R, ScriptError> {
         let _span = profile::span(shown, "penumbra_lua::run", shown, 0);
         self.guarded(shown, || {
+            let _compiling = crate::host::check_source(&self.lua, source.as_bytes())
+                .map_err(|e| mlua::Error::external(crate::error::ApiError::at(shown, e)))?;
             self.lua
                 .load(source)
                 .set_name(chunk)
@@ -293,6 +302,25 @@ impl Runtime {
             err.file = full;
         }
     }
+}
+
+/// Reads a script or module file as the sandbox allows (a plain file with one link, at most
+/// `max_bytes`; the size is checked before anything is read, so a 60 MB script costs nothing).
+pub(crate) fn read_source(path: &Path, max_bytes: usize) -> Result<String, String> {
+    let limits = penumbra_core::files::ReadLimits::sandboxed(max_bytes as u64);
+    penumbra_core::files::read_text(path, &limits).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::FileTooLarge {
+            let size = std::fs::metadata(path).map_or(0, |m| m.len());
+            format!(
+                "the file has {size} bytes, more than the {max_bytes} a chunk may have under the \
+                 memory limit (the compiler needs about {}× the source; split the script, keep \
+                 data in files, or raise the limit)",
+                crate::host::COMPILE_BYTES_PER_SOURCE_BYTE
+            )
+        } else {
+            e.to_string()
+        }
+    })
 }
 
 fn setup(e: mlua::Error) -> LuaSetupError {

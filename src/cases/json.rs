@@ -57,14 +57,16 @@ impl<'a> Json<'a> {
             }
             Some(b'[') => {
                 let items: Vec<&RawValue> =
-                    serde_json::from_str(raw.get()).map_err(JsonError::Syntax)?;
+                    serde_json::from_str(raw.get()).map_err(JsonError::Content)?;
                 let mut out = Vec::with_capacity(items.len());
                 for v in items {
                     out.push(Json::from_raw(v, source)?);
                 }
                 Json::Array(out)
             }
-            Some(b'"') => Json::String(serde_json::from_str(raw.get()).map_err(JsonError::Syntax)?),
+            Some(b'"') => {
+                Json::String(serde_json::from_str(raw.get()).map_err(JsonError::Content)?)
+            }
             Some(b't') => Json::Bool(true),
             Some(b'f') => Json::Bool(false),
             Some(b'n') => Json::Null,
@@ -213,6 +215,10 @@ pub enum JsonError {
     /// Not JSON (serde_json's message, with the line and column).
     #[error("{0}")]
     Syntax(serde_json::Error),
+    /// A value of a well-formed document that cannot be read (a string with a lone UTF-16
+    /// surrogate escape, `"\ud800"`, is JSON but no Unicode text).
+    #[error("{0}")]
+    Content(serde_json::Error),
     /// An object with a key twice.
     #[error("duplicate key \"{key}\" at line {line} column {column}")]
     DuplicateKey {
@@ -230,7 +236,7 @@ pub(crate) fn object_entries<'a>(
     raw: &'a RawValue,
     source: &'a str,
 ) -> Result<Vec<(Cow<'a, str>, &'a RawValue)>, JsonError> {
-    let Entries(entries) = serde_json::from_str(raw.get()).map_err(JsonError::Syntax)?;
+    let Entries(entries) = serde_json::from_str(raw.get()).map_err(JsonError::Content)?;
     for (i, (k, _)) in entries.iter().enumerate() {
         if entries[..i].iter().any(|(other, _)| other == k) {
             let (line, column) = position(source, raw.get());

@@ -462,7 +462,7 @@ fn array_items<'a>(raw: &'a RawValue, what: &str) -> Result<Vec<&'a RawValue>, C
         return Err(CaseFileError::Shape(format!("\"{what}\" must be an array")));
     }
     serde_json::from_str::<Vec<&RawValue>>(raw.get())
-        .map_err(|e| CaseFileError::Json(JsonError::Syntax(e)))
+        .map_err(|e| CaseFileError::Json(JsonError::Content(e)))
 }
 
 /// The byte range of `inner`, a slice of `source`.

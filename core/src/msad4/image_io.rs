@@ -169,6 +169,13 @@ fn decode(bytes: &[u8], path: &Path, limits: &DecodeLimits) -> Result<DynamicIma
             ),
         });
     }
+    // The decoder and the conversion after it allocate without asking; memory is probed
+    // fallibly first (decoded as 16-bit RGBA at worst, plus an RGBA8 copy), so an image too large
+    // for the memory left is an error instead of an abort.
+    let worst = pixels.saturating_mul(12);
+    Vec::<u8>::new()
+        .try_reserve_exact(usize::try_from(worst).unwrap_or(usize::MAX))
+        .map_err(|_| MatchError::OutOfMemory { bytes: worst })?;
     let mut reader = ImageReader::with_format(Cursor::new(bytes), ImageFormat::Png);
     let mut caps = image::Limits::default();
     // 16-bit RGBA is the widest a PNG decodes to.

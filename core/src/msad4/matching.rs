@@ -336,7 +336,9 @@ impl Search<'_> {
                 keys[range]
                     .iter()
                     .enumerate()
-                    .take_while(|(i, _)| i % 64 != 63 || !crate::deadline::expired())
+                    // One exact SAD of a large template takes milliseconds: checked each time
+                    // (the candidates are a few thousand at most).
+                    .take_while(|_| !crate::deadline::expired())
                     .filter_map(|(_, &(_, y, x))| {
                         let at = (y as usize * width + x as usize) * bpp;
                         super::position_sad(self.backend, rows, &image.data()[at..], tau)
@@ -619,7 +621,8 @@ impl Bound {
                 }
             }
             for i in 0..n {
-                if i % 16 == 15 && crate::deadline::expired() {
+                // A row of a large template's bound is milliseconds of work.
+                if crate::deadline::expired() {
                     return;
                 }
                 dispatch!(backend, bound_row(&rel, &sums[i * w..], early, &mut out));

@@ -456,6 +456,11 @@ impl Light {
         let n = self.resolution;
         let mut faces = Vec::with_capacity(mats.len());
         for vp in &mats {
+            // A face's target is cleared before anything is drawn: a cube of 4096² faces
+            // clears 400 MB, so the deadline is checked before each one too.
+            if crate::deadline::expired() {
+                return Err(ShadowError::Interrupted);
+            }
             let mut target = DepthTarget::new(n, n, self.format)
                 .map_err(|e| ShadowError::Raster(e.to_string()))?;
             let _stats = crate::raster::rasterize(&mut target, *vp, &instances, &state, threads);

@@ -180,7 +180,15 @@ impl ShadowMap {
                 (Dimension::Texture2DArray, radii.len() as u32)
             }
         };
-        let textures: Vec<Texture> = targets.iter().map(DepthTarget::to_texture).collect();
+        // Each face is copied out of its tiles, then into the map: checked against the deadline
+        // face by face (a 4096² cube copies 800 MB).
+        let mut textures: Vec<Texture> = Vec::with_capacity(targets.len());
+        for target in &targets {
+            crate::deadline::check().map_err(|_| ShadowError::Interrupted)?;
+            textures.push(target.to_texture());
+        }
+        drop(targets);
+        crate::deadline::check().map_err(|_| ShadowError::Interrupted)?;
         let subs: Vec<&[u8]> = textures.iter().map(|t| t.subresource(0, 0)).collect();
         let texture = Texture::from_subresources(
             TextureDesc::new(dimension, light.format, [n, n, 1], slices),

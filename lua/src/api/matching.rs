@@ -122,7 +122,7 @@ fn load_image(call: &Call<'_>) -> mlua::Result<LuaTexture> {
         }
     };
     let path = root_path(call, &rel)?;
-    let head = std::fs::read(&path).map_err(|e| call.error(format!("{rel}: {e}")))?;
+    let head = super::png::read_jailed(call, &rel, &path, super::png::MAX_PNG_BYTES)?;
     let mut reader = ImageReader::new(Cursor::new(&head));
     reader.set_format(ImageFormat::Png);
     let (width, height) = reader

@@ -524,6 +524,8 @@ fn guarded<R>(call: &Call<'_>, body: impl FnOnce() -> mlua::Result<R>) -> mlua::
         })
     });
     host.check_deadline(call.lua)?;
+    // Charges of objects collected during the call are given back to the Lua heap.
+    host.textures.rebalance(call.lua);
     result
 }
 

@@ -68,7 +68,7 @@ fn load_texture(call: &Call<'_>) -> mlua::Result<LuaTexture> {
     let path = root
         .read_path(&rel)
         .map_err(|e| call.error(format!("path: {e}")))?;
-    let bytes = std::fs::read(&path).map_err(|e| call.error(format!("{rel}: {e}")))?;
+    let bytes = read_jailed(call, &rel, &path, MAX_PNG_BYTES)?;
     let mut reader = ImageReader::new(Cursor::new(bytes));
     reader.set_format(ImageFormat::Png);
     let mut limits = Limits::default();
@@ -201,7 +201,10 @@ pub(super) fn write_out(call: &Call<'_>, rel: &str, bytes: &[u8]) -> mlua::Resul
     let path = out
         .write_path(rel)
         .map_err(|e| call.error(format!("path: {e}")))?;
-    std::fs::write(&path, bytes).map_err(|e| call.error(format!("{rel}: {e}")))?;
+    // Replaced in one step: a failed write leaves the earlier file, and a hard link placed in
+    // the output folder is replaced instead of written through.
+    penumbra_core::files::write_atomic(&path, bytes)
+        .map_err(|e| call.error(format!("{rel}: {e}")))?;
     Ok(out.show(&path).display().to_string())
 }
 
@@ -219,15 +222,24 @@ pub(super) fn root_path(call: &Call<'_>, rel: &str) -> mlua::Result<std::path::P
 /// Reads `rel` below the script root, refusing files over `max_bytes`.
 pub(super) fn read_root(call: &Call<'_>, rel: &str, max_bytes: u64) -> mlua::Result<Vec<u8>> {
     let path = root_path(call, rel)?;
-    let size = std::fs::metadata(&path)
-        .map_err(|e| call.error(format!("{rel}: {e}")))?
-        .len();
-    if size > max_bytes {
-        return Err(call.error(format!(
-            "{rel}: the file has {size} bytes, more than the {max_bytes} a script may read at once"
-        )));
-    }
-    std::fs::read(&path).map_err(|e| call.error(format!("{rel}: {e}")))
+    read_jailed(call, rel, &path, max_bytes)
+}
+
+/// The largest PNG file a script reads.
+pub(super) const MAX_PNG_BYTES: u64 = 256 << 20;
+
+/// Reads the resolved file `path` (named `rel` by the script) as the sandbox allows: a plain
+/// file with one link (a FIFO or device would block or never end; another name of a hard link
+/// may lie outside the root), at most `max_bytes`, its bytes charged to the memory budget while
+/// they are held.
+pub(super) fn read_jailed(
+    call: &Call<'_>,
+    rel: &str,
+    path: &std::path::Path,
+    max_bytes: u64,
+) -> mlua::Result<Vec<u8>> {
+    let limits = penumbra_core::files::ReadLimits::sandboxed(max_bytes);
+    penumbra_core::files::read(path, &limits).map_err(|e| call.error(format!("{rel}: {e}")))
 }
 
 /// The red channel of `plane` as 8-bit gray, `[lo, hi]` → `0..255` (defaults: the finite

@@ -10,6 +10,7 @@ use penumbra_core::{
 };
 
 use super::{Call, describe, function, method};
+use crate::host::{Charge, Host};
 
 /// The fields of a sampler desc table, as scripts spell them.
 const SAMPLER_KEYS: [&str; 11] = [
@@ -30,10 +31,16 @@ const SAMPLER_KEYS: [&str; 11] = [
 const STATIC_ONLY: [&str; 3] = ["ShaderRegister", "RegisterSpace", "ShaderVisibility"];
 
 /// A validated D3D12 sampler (`penumbra.sampler`).
-pub(crate) struct LuaSampler(pub Sampler);
+pub(crate) struct LuaSampler(
+    pub Sampler,
+    #[allow(dead_code, reason = "held for its drop")] Charge,
+);
 
 /// A root signature's static samplers (`penumbra.staticSamplers`).
-pub(crate) struct LuaStaticSamplers(StaticSamplerTable);
+pub(crate) struct LuaStaticSamplers(
+    StaticSamplerTable,
+    #[allow(dead_code, reason = "held for its drop")] Charge,
+);
 
 pub(super) fn register(lua: &Lua, module: &Table) -> mlua::Result<()> {
     module.raw_set(
@@ -51,16 +58,22 @@ pub(super) fn register(lua: &Lua, module: &Table) -> mlua::Result<()> {
                 }
             };
             let sampler = Sampler::new(desc).map_err(|e| call.error(desc_error(&e)))?;
-            Ok(LuaSampler(sampler))
+            Ok(LuaSampler(sampler, sampler_charge(call)?))
         })?,
     )?;
     module.raw_set(
         "staticSamplers",
         function(lua, "penumbra.staticSamplers", |call| {
             let text = call.string(0, "ron")?;
-            StaticSamplerTable::from_ron(&text)
-                .map(LuaStaticSamplers)
-                .map_err(|e| call.error(e))
+            let table = StaticSamplerTable::from_ron(&text).map_err(|e| call.error(e))?;
+            let bytes = crate::host::OBJECT_BYTES
+                + (table.len() * std::mem::size_of::<penumbra_core::StaticSamplerDesc>() * 2)
+                    as u64;
+            let charge = Host::of(call.lua)
+                .textures
+                .charge_for(call.lua, bytes, "a static sampler table")
+                .map_err(|e| call.error(e))?;
+            Ok(LuaStaticSamplers(table, charge))
         })?,
     )?;
     Ok(())
@@ -248,11 +261,18 @@ impl UserData for LuaSampler {
     }
 }
 
+/// A sampler's share of the memory budget.
+fn sampler_charge(call: &Call<'_>) -> mlua::Result<Charge> {
+    Host::of(call.lua)
+        .textures
+        .charge_for(call.lua, crate::host::OBJECT_BYTES, "a sampler")
+        .map_err(|e| call.error(e))
+}
+
 /// The sampler of a static entry (already validated as part of its table).
 fn static_sampler(call: &Call<'_>, desc: &StaticSamplerDesc) -> mlua::Result<LuaSampler> {
-    Sampler::new(desc.to_sampler_desc())
-        .map(LuaSampler)
-        .map_err(|e| call.error(desc_error(&e)))
+    let sampler = Sampler::new(desc.to_sampler_desc()).map_err(|e| call.error(desc_error(&e)))?;
+    Ok(LuaSampler(sampler, sampler_charge(call)?))
 }
 
 impl UserData for LuaStaticSamplers {

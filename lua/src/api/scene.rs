@@ -100,8 +100,6 @@ pub(super) struct RenderedEye {
 
 struct SceneLight {
     name: String,
-    /// The name as a Lua string, the key of `lightAt`'s per-light table.
-    key: mlua::LuaString,
     light: Light,
     map: Option<Rc<Rendered>>,
 }
@@ -162,8 +160,8 @@ impl EyeParams {
 /// A scene's occluders, lights, eyes and rendered maps.
 pub(super) struct State {
     pub scene: Scene,
-    /// `"total"` and `"lights"`, the keys of `lightAt`'s result, made once.
-    keys: [mlua::LuaString; 2],
+    /// The scene's charge for itself (what it holds besides its geometry and maps).
+    _charge: Charge,
     geometry: Vec<Charge>,
     lights: Vec<SceneLight>,
     eyes: Vec<SceneEye>,
@@ -204,10 +202,10 @@ pub(super) fn register(lua: &Lua, module: &Table) -> mlua::Result<()> {
             }
             Ok(LuaScene(Rc::new(RefCell::new(State {
                 scene: Scene::default(),
-                keys: [
-                    call.lua.create_string("total")?,
-                    call.lua.create_string("lights")?,
-                ],
+                _charge: Host::of(call.lua)
+                    .textures
+                    .charge_for(call.lua, crate::host::OBJECT_BYTES, "a scene")
+                    .map_err(|e| call.error(e))?,
                 geometry: Vec::new(),
                 lights: Vec::new(),
                 eyes: Vec::new(),
@@ -277,6 +275,36 @@ impl State {
 
     fn add_occluder(&mut self, call: &Call<'_>, occluder: Occluder) -> mlua::Result<()> {
         let mesh = &occluder.mesh;
+        // A finite transform can still overflow (a scale of 3e38 and a rotation): refused here,
+        // where the script can see which call it was, rather than leaving a scene whose maps
+        // have nothing to fit.
+        let (mut lo, mut hi) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
+        if let Some((i, p)) = mesh
+            .positions()
+            .iter()
+            .map(|&p| occluder.transform.transform_point3(p))
+            .inspect(|&p| {
+                lo = lo.min(p);
+                hi = hi.max(p);
+            })
+            .enumerate()
+            .find(|(_, p)| !p.is_finite())
+        {
+            return Err(call.error(format!(
+                "transform: vertex {} lands at ({}, {}, {}), which is not finite; use a smaller \
+                 scale or position",
+                i + 1,
+                p.x,
+                p.y,
+                p.z
+            )));
+        }
+        if !mesh.positions().is_empty() && !(hi - lo).is_finite() {
+            return Err(call.error(format!(
+                "transform: the occluder would span from {lo} to {hi}, a size that is not \
+                 finite; use a smaller scale or position"
+            )));
+        }
         let bytes = 64 + 12 * mesh.positions().len() as u64 + 4 * mesh.indices().len() as u64;
         let charge = Host::of(call.lua)
             .textures
@@ -868,7 +896,6 @@ impl UserData for LuaScene {
                 let mut state = this.state(call)?;
                 let (name, light) = read_light(call, &state)?;
                 state.lights.push(SceneLight {
-                    key: call.lua.create_string(&name)?,
                     name,
                     light,
                     map: None,
@@ -947,12 +974,15 @@ impl UserData for LuaScene {
             let mut state = this.state(call)?;
             let (total, parts) = state.light_at(call, point, normal)?;
             let lights = call.lua.create_table_with_capacity(0, parts.len())?;
+            // Keys are made per call: a scene holds no Lua references, so a script can keep
+            // as many scenes as its memory allows (each reference takes a slot of a Lua stack
+            // with a fixed size).
             for (light, part) in state.lights.iter().zip(parts) {
-                lights.raw_set(&light.key, part)?;
+                lights.raw_set(light.name.as_str(), part)?;
             }
             let out = call.lua.create_table_with_capacity(0, 2)?;
-            out.raw_set(&state.keys[0], total)?;
-            out.raw_set(&state.keys[1], lights)?;
+            out.raw_set("total", total)?;
+            out.raw_set("lights", lights)?;
             Ok(out)
         });
         method(

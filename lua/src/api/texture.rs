@@ -533,6 +533,12 @@ impl UserData for LuaTexture {
                 penumbra_core::zone!("penumbra_lua::generateMips");
                 let filter = mip_filter(call, "filter", call.arg(0))?;
                 let texture = this.texture().map_err(|e| call.error(e))?;
+                // The copy the mips are made in is held next to the texture until it replaces
+                // it.
+                let _copy = Host::of(call.lua)
+                    .textures
+                    .charge_for(call.lua, this.desc.total_bytes(), "generating mips")
+                    .map_err(|e| call.error(e))?;
                 let mipped = texture.generate_mips(filter).map_err(|e| call.error(e))?;
                 this.replace(mipped).map_err(|e| call.error(e))
             },

@@ -321,7 +321,10 @@ unsafe fn step<const POINT: bool, const WRAP: bool, const UNORM: bool>(
     }
 }
 
-#[inline(always)]
+// Not `inline(always)`: each instantiation is a function of its own, so at `opt-level = 0`
+// (a game's default dev build) the stack holds one instantiation's locals, not those of all
+// of them inlined into the entry point (which overflowed a 2 MiB task thread).
+#[target_feature(enable = "avx2")]
 unsafe fn run_impl<
     K: Fetch,
     const POINT: bool,
