@@ -8,7 +8,15 @@ mod cli;
 
 /// Direct3D 12's texture sampler on the CPU, for game tools.
 #[derive(Parser)]
-#[command(name = "penumbra", version, about)]
+#[command(
+    name = "penumbra",
+    version,
+    about,
+    after_help = "Exit status: 0 on success; 1 on any failure, with one line on standard error \
+                  (bad input, a --timeout that passed, memory that cannot be had, standard output \
+                  that cannot be written); 141 when standard output is a closed pipe (the command \
+                  ends quietly, as SIGPIPE ends a Unix tool)."
+)]
 struct Args {
     #[command(subcommand)]
     command: Command,
