@@ -365,7 +365,7 @@ fn sources_are_capped_before_they_are_compiled() {
     assert_eq!(r.status.code(), Some(1), "{}", r.stderr);
     assert!(
         r.stderr
-            .contains("more than the 262144 a chunk may have under the memory limit"),
+            .contains("more than the 131072 a chunk may have under the memory limit"),
         "{}",
         r.stderr
     );

@@ -46,21 +46,37 @@ pub fn write_atomic_with(
     fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
     let (temp, file) = create_temp(path)?;
-    let result = (|| {
-        let mut writer = io::BufWriter::with_capacity(1 << 16, file);
-        fill(&mut writer)?;
-        let file = writer
-            .into_inner()
-            .map_err(io::IntoInnerError::into_error)?;
-        file.sync_all()?;
-        drop(file);
-        std::fs::rename(&temp, path)
-    })();
-    if result.is_err() {
-        // Best effort: the error that matters is the one returned.
-        let _ = std::fs::remove_file(&temp);
+    // Removes the temporary file on every way out but the rename: an error, or a panic in
+    // `fill`.
+    let mut guard = RemoveOnDrop(Some(temp.clone()));
+    // The new file keeps the permissions of the one it replaces (best effort).
+    if let Ok(meta) = std::fs::metadata(path)
+        && meta.is_file()
+    {
+        let _ = file.set_permissions(meta.permissions());
     }
-    result
+    let mut writer = io::BufWriter::with_capacity(1 << 16, file);
+    fill(&mut writer)?;
+    let file = writer
+        .into_inner()
+        .map_err(io::IntoInnerError::into_error)?;
+    file.sync_all()?;
+    drop(file);
+    std::fs::rename(&temp, path)?;
+    guard.0 = None;
+    Ok(())
+}
+
+/// Removes the file it names when dropped (unless it was taken out).
+struct RemoveOnDrop(Option<PathBuf>);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        if let Some(path) = self.0.take() {
+            // Best effort: the error that matters is the one being returned.
+            let _ = std::fs::remove_file(path);
+        }
+    }
 }
 
 /// A new, empty temporary file next to `path` (`.NAME.PID.N.tmp`).
@@ -78,7 +94,12 @@ fn create_temp(path: &Path) -> io::Result<(PathBuf, File)> {
     loop {
         let n = SEQUENCE.fetch_add(1, Ordering::Relaxed);
         let mut temp_name = std::ffi::OsString::from(".");
-        temp_name.push(name);
+        // A long name would make the temporary one too long for the file system.
+        if name.len() <= 200 {
+            temp_name.push(name);
+        } else {
+            temp_name.push("penumbra-write");
+        }
         temp_name.push(format!(".{}.{n}.tmp", std::process::id()));
         let temp = dir.join(temp_name);
         match File::options().write(true).create_new(true).open(&temp) {
@@ -274,6 +295,40 @@ mod tests {
         assert_eq!(failed.unwrap_err().to_string(), "disk full");
         assert_eq!(std::fs::read(&path).unwrap(), b"the good results");
         assert_eq!(entries(&dir), ["results.json"]);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_panic_midway_leaves_no_temporary_and_long_names_work() {
+        let dir = scratch("panic");
+        let path = dir.join("out.txt");
+        write_atomic(&path, b"old").unwrap();
+        let caught = std::panic::catch_unwind(|| {
+            let _ = write_atomic_with(&path, |w| {
+                w.write_all(b"partial")?;
+                panic!("boom")
+            });
+        });
+        assert!(caught.is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), b"old");
+        assert_eq!(entries(&dir), ["out.txt"]);
+        let long = dir.join("x".repeat(250));
+        write_atomic(&long, b"long").unwrap();
+        assert_eq!(std::fs::read(&long).unwrap(), b"long");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_new_file_keeps_the_permissions_of_the_old_one() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = scratch("mode");
+        let path = dir.join("secret.json");
+        std::fs::write(&path, b"old").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        write_atomic(&path, b"new").unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
         std::fs::remove_dir_all(dir).unwrap();
     }
 

@@ -456,7 +456,7 @@ pub enum TextureError {
         bytes: u64,
     },
     /// The [deadline](crate::deadline) in force passed before the mips were generated.
-    #[error("stopped: the deadline passed before the mips were generated")]
+    #[error("stopped: the deadline passed before the texture was made")]
     Interrupted,
     /// A view field is out of range for this texture.
     #[error("view {field} = {value}: {reason}")]

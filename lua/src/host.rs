@@ -90,6 +90,8 @@ impl Host {
         let ticks = self.ticks.get().wrapping_add(1);
         self.ticks.set(ticks);
         if ticks.is_multiple_of(CLOCK_EVERY) || self.timed_out.get() {
+            // Charges of objects collected while Lua code ran go back to the heap.
+            self.textures.rebalance(lua);
             self.check_deadline(lua)?;
         }
         Ok(())
@@ -192,8 +194,9 @@ impl Budget {
         let used = self.used.get();
         if !fits(used) {
             return Err(format!(
-                "{what} of {bytes} bytes does not fit: the script already uses {} of Lua heap \
-                 and {used} bytes of textures, scenes, maps and images, of its memory limit of {}",
+                "{what} of {bytes} bytes does not fit: the script already uses {} bytes of Lua \
+                 heap and {used} bytes of textures, scenes, maps and images, of its memory limit \
+                 of {}",
                 self.heap(lua),
                 megabytes(self.limit)
             ));
@@ -204,6 +207,13 @@ impl Budget {
             bytes,
             used: Rc::clone(&self.used),
         })
+    }
+
+    /// Bytes the budget has left (after the heap and every charge).
+    pub fn left(&self, lua: &Lua) -> usize {
+        self.limit
+            .saturating_sub(self.used.get())
+            .saturating_sub(self.heap(lua))
     }
 
     /// The Lua heap's bytes, when the budget limits them.
@@ -232,7 +242,9 @@ impl Budget {
         if self.limit == usize::MAX {
             return MAX_SOURCE_BYTES * 16;
         }
-        (self.limit / COMPILE_BYTES_PER_SOURCE_BYTE as usize).min(MAX_SOURCE_BYTES)
+        // Half the limit at most for the compiler, so a chunk at the cap still compiles next to
+        // a heap in use.
+        (self.limit / (2 * COMPILE_BYTES_PER_SOURCE_BYTE as usize)).min(MAX_SOURCE_BYTES)
     }
 }
 

@@ -106,7 +106,7 @@ fn require(call: &Call<'_>, name: &str) -> mlua::Result<Value> {
 fn load_module(call: &Call<'_>, path: &Path, chunk: &str, shown: &str) -> mlua::Result<Value> {
     let source = crate::runtime::read_source(path, Host::of(call.lua).max_source_bytes())
         .map_err(|e| call.error(format!("{shown}: {e}")))?;
-    let _compiling = crate::host::check_source(call.lua, source.as_bytes())
+    let compiling = crate::host::check_source(call.lua, source.as_bytes())
         .map_err(|e| call.error(format!("{shown}: {e}")))?;
     let module = call
         .lua
@@ -114,5 +114,8 @@ fn load_module(call: &Call<'_>, path: &Path, chunk: &str, shown: &str) -> mlua::
         .set_name(chunk)
         .set_mode(ChunkMode::Text)
         .into_function()?;
+    // The compiler's memory is charged only while it runs.
+    drop(compiling);
+    Host::of(call.lua).textures.rebalance(call.lua);
     module.call::<Value>(())
 }

@@ -21,7 +21,8 @@ pub struct RuntimeOptions {
     pub root: PathBuf,
     /// The only folder `tex:save` writes to (created on the first write); `None` forbids writes.
     pub out_dir: Option<PathBuf>,
-    /// Bytes the Lua heap may use; live textures get a budget of the same size of their own.
+    /// Bytes the script may use: the Lua heap and everything it makes (textures, samplers,
+    /// scenes, maps, images, the compiler) together.
     pub max_memory: usize,
     /// How long one run (`run_file`, `run_str`, `eval`) may take.
     pub timeout: Duration,
@@ -71,7 +72,7 @@ impl RuntimeOptions {
 /// * Luau runs in its sandbox (read-only libraries and globals, a per-script environment);
 ///   both flavours lose `io`, `load`/`loadstring`/`dofile`/`loadfile`, `debug`, `package` and
 ///   all of `os` but `clock`, `time`, `date`, `difftime`.
-/// * The Lua heap is capped at `max_memory`; textures have a budget of the same size.
+/// * One budget of `max_memory` bytes holds the Lua heap and everything the script makes.
 /// * Each run has a deadline of `timeout`, enforced by Luau's interrupt or a Lua 5.4 count hook
 ///   (and checked inside long API loops).
 /// * `require` and file reads stay under the root, writes under the output folder.
@@ -242,13 +243,24 @@ impl Runtime {
     ) -> Result<R, ScriptError> {
         let _span = profile::span(shown, "penumbra_lua::run", shown, 0);
         self.guarded(shown, || {
-            let _compiling = crate::host::check_source(&self.lua, source.as_bytes())
+            let compiling = crate::host::check_source(&self.lua, source.as_bytes())
                 .map_err(|e| mlua::Error::external(crate::error::ApiError::at(shown, e)))?;
-            self.lua
-                .load(source)
-                .set_name(chunk)
-                .set_mode(ChunkMode::Text)
-                .eval::<R>()
+            let load = |text: &str| {
+                self.lua
+                    .load(text)
+                    .set_name(chunk)
+                    .set_mode(ChunkMode::Text)
+                    .into_function()
+            };
+            // As `Chunk::eval`: an expression gives its value, anything else runs as statements.
+            let function = match load(&format!("return {source}")) {
+                Ok(f) => f,
+                Err(_) => load(source)?,
+            };
+            // The compiler's memory is charged only while it runs.
+            drop(compiling);
+            self.host.textures.rebalance(&self.lua);
+            function.call::<R>(())
         })
     }
 

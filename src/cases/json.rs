@@ -46,6 +46,13 @@ impl<'a> Json<'a> {
     /// can fail).
     pub(crate) fn from_raw(raw: &'a RawValue, source: &'a str) -> Result<Json<'a>, JsonError> {
         let text = raw.get().trim_start();
+        // Each level re-reads its own text (up to serde_json's 128 levels): a deep, large value
+        // is bounded by the deadline in force.
+        if matches!(text.as_bytes().first(), Some(b'{' | b'['))
+            && penumbra_core::deadline::expired()
+        {
+            return Err(JsonError::Interrupted);
+        }
         Ok(match text.as_bytes().first() {
             Some(b'{') => {
                 let entries = object_entries(raw, source)?;
@@ -219,6 +226,9 @@ pub enum JsonError {
     /// surrogate escape, `"\ud800"`, is JSON but no Unicode text).
     #[error("{0}")]
     Content(serde_json::Error),
+    /// The [deadline](penumbra_core::deadline) in force passed while the value was read.
+    #[error("stopped: the deadline passed while the file was read")]
+    Interrupted,
     /// An object with a key twice.
     #[error("duplicate key \"{key}\" at line {line} column {column}")]
     DuplicateKey {
@@ -237,8 +247,9 @@ pub(crate) fn object_entries<'a>(
     source: &'a str,
 ) -> Result<Vec<(Cow<'a, str>, &'a RawValue)>, JsonError> {
     let Entries(entries) = serde_json::from_str(raw.get()).map_err(JsonError::Content)?;
-    for (i, (k, _)) in entries.iter().enumerate() {
-        if entries[..i].iter().any(|(other, _)| other == k) {
+    let mut seen = std::collections::HashSet::with_capacity(entries.len());
+    for (k, _) in &entries {
+        if !seen.insert(&**k) {
             let (line, column) = position(source, raw.get());
             return Err(JsonError::DuplicateKey {
                 key: k.to_string(),

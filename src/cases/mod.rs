@@ -502,16 +502,18 @@ impl CaseFile {
         let field = |name: &str| entries.iter().find(|(k, _)| k == name).map(|(_, v)| *v);
 
         let mut textures: Vec<(String, Texture)> = Vec::new();
+        let mut ids: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
         if let Some(raw) = field("textures") {
             for (i, t) in array_items(raw, "textures")?.into_iter().enumerate() {
                 let (id, tex) = parse_texture(i, t, source)?;
-                if let Some(first) = textures.iter().position(|(other, _)| *other == id) {
+                if let Some(&first) = ids.get(&id) {
                     return Err(CaseFileError::DuplicateTextureId {
                         id,
                         first,
                         second: i,
                     });
                 }
+                ids.insert(id.clone(), i);
                 textures.push((id, tex));
             }
         }

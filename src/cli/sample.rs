@@ -22,7 +22,7 @@ pub struct SampleArgs {
     /// leaves the earlier file as it was).
     #[arg(short, long, value_name = "RESULTS.json")]
     output: Option<PathBuf>,
-    /// Time limit in seconds for evaluating the cases ("inf" for none).
+    /// Time limit in seconds for reading and evaluating the cases ("inf" for none).
     #[arg(long, value_name = "S", default_value = "10", value_parser = parse_timeout)]
     timeout: Timeout,
 }
@@ -32,8 +32,21 @@ pub fn run(args: &SampleArgs) -> Result<(), Failure> {
     let shown = args.cases.display();
     let text = files::read_text(&args.cases, &ReadLimits::input(MAX_CASE_FILE_BYTES))
         .map_err(|e| format!("cannot read {shown}: {e}"))?;
-    let file = CaseFile::from_string(text).map_err(|e| format!("{shown}: {e}"))?;
     let timeout = args.timeout;
+    // Reading is linear in the file, and bounded by the deadline too.
+    // One deadline for reading and evaluating.
+    timeout.run(|| evaluate(args, text, timeout))
+}
+
+fn evaluate(args: &SampleArgs, text: String, timeout: Timeout) -> Result<(), Failure> {
+    let shown = args.cases.display();
+    let file = CaseFile::from_string(text).map_err(|e| {
+        if penumbra_core::deadline::expired() {
+            timeout.exceeded()
+        } else {
+            format!("{shown}: {e}")
+        }
+    })?;
     let stopped = |e: WriteError| -> Failure {
         match e {
             WriteError::Interrupted => Failure::Message(timeout.exceeded()),
@@ -45,7 +58,7 @@ pub fn run(args: &SampleArgs) -> Result<(), Failure> {
             let mut counts = (0, 0);
             let mut interrupted = false;
             files::write_atomic_with(path, |w| {
-                counts = timeout.run(|| file.write_results(w)).map_err(|e| match e {
+                counts = file.write_results(w).map_err(|e| match e {
                     WriteError::Io(e) => e,
                     WriteError::Interrupted => {
                         interrupted = true;

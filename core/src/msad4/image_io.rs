@@ -75,6 +75,13 @@ pub fn decode_png(bytes: &[u8], channels: Channels) -> Result<Image, MatchError>
     to_image(decoded, channels, false)
 }
 
+/// Decodes PNG bytes held in memory as a template, like [`load_png_template`]: fully transparent
+/// pixels become all-zero ("don't care") bytes.
+pub fn decode_png_template(bytes: &[u8], channels: Channels) -> Result<Image, MatchError> {
+    let decoded = decode(bytes, Path::new("<memory>"), &DecodeLimits::DEFAULT)?;
+    to_image(decoded, channels, true)
+}
+
 /// Encodes an image as PNG (8-bit grey for R8, 8-bit RGBA for RGBA8).
 pub fn encode_png(image: &Image) -> Result<Vec<u8>, MatchError> {
     let color = match image.channels() {

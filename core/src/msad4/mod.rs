@@ -62,8 +62,8 @@ mod sse41;
 
 pub use cpu::CpuExtension;
 pub use image_io::{
-    DecodeLimits, decode_png, encode_heatmap_png, encode_png, load_png, load_png_template,
-    load_png_within, write_heatmap_png, write_png,
+    DecodeLimits, decode_png, decode_png_template, encode_heatmap_png, encode_png, load_png,
+    load_png_template, load_png_within, write_heatmap_png, write_png,
 };
 pub use matching::{Match, MatchOptions, Pruning, find_matches};
 pub use scalar::msad4;
@@ -401,10 +401,12 @@ pub fn sad_map_into(
         .map_err(|_| MatchError::OutOfMemory {
             bytes: 4 * need as u64,
         })?;
-    prepared.map_into(backend, threads, &mut map.data);
-    crate::deadline::check()?;
+    // The size first: an interrupted search leaves values that are unspecified, but a map whose
+    // size matches its data.
     map.width = prepared.plan.nx as u32;
     map.height = prepared.plan.ny as u32;
+    prepared.map_into(backend, threads, &mut map.data);
+    crate::deadline::check()?;
     Ok(())
 }
 

@@ -194,7 +194,10 @@ impl ShadowMap {
             TextureDesc::new(dimension, light.format, [n, n, 1], slices),
             &subs,
         )
-        .map_err(|e| ShadowError::Raster(e.to_string()))?;
+        .map_err(|e| match e {
+            crate::TextureError::Interrupted => ShadowError::Interrupted,
+            other => ShadowError::Raster(other.to_string()),
+        })?;
         let perspective = !matches!(layout, MapLayout::Single | MapLayout::Cascades { .. })
             || matches!(light.kind, super::LightKind::Spot { .. });
         let texel_size = view_proj.iter().map(|vp| texel_size(vp, n)).collect();

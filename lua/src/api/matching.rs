@@ -12,7 +12,7 @@ use std::io::Cursor;
 use image::{ImageFormat, ImageReader};
 use mlua::{Lua, MetaMethod, Table, UserData, UserDataFields, UserDataMethods, Value};
 use penumbra_core::msad4::{
-    Channels, Image, MatchOptions, SadMap, encode_heatmap_png, find_matches, load_png_template,
+    Channels, Image, MatchOptions, SadMap, decode_png_template, encode_heatmap_png, find_matches,
     msad4, sad_map,
 };
 use penumbra_core::{Dimension, Format, Texture, TextureDesc};
@@ -138,7 +138,8 @@ fn load_image(call: &Call<'_>) -> mlua::Result<LuaTexture> {
         .textures
         .charge(call.lua, desc.total_bytes())
         .map_err(|e| call.error(e))?;
-    let image = load_png_template(&path, channels).map_err(|e| match e {
+    // Decoded from the bytes the jail read (the path is not opened a second time).
+    let image = decode_png_template(&head, channels).map_err(|e| match e {
         penumbra_core::msad4::MatchError::Decode { message, .. } => {
             call.error(format!("{rel}: not a PNG penumbra can read: {message}"))
         }

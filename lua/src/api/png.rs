@@ -69,6 +69,24 @@ fn load_texture(call: &Call<'_>) -> mlua::Result<LuaTexture> {
         .read_path(&rel)
         .map_err(|e| call.error(format!("path: {e}")))?;
     let bytes = read_jailed(call, &rel, &path, MAX_PNG_BYTES)?;
+    // The decoder allocates on its own: its memory (16-bit RGBA at worst) is charged from the
+    // header's size before a pixel is decoded, and held while it works.
+    let (w, h) = ImageReader::with_format(Cursor::new(&bytes), ImageFormat::Png)
+        .into_dimensions()
+        .map_err(|e| call.error(format!("{rel}: not a PNG penumbra can read: {e}")))?;
+    if w > MAX_EDGE || h > MAX_EDGE {
+        return Err(call.error(format!(
+            "{rel}: {w}x{h} is larger than {MAX_EDGE} pixels on a side"
+        )));
+    }
+    let _decoding = Host::of(call.lua)
+        .textures
+        .charge_for(
+            call.lua,
+            u64::from(w) * u64::from(h) * 8,
+            "decoding the PNG",
+        )
+        .map_err(|e| call.error(e))?;
     let mut reader = ImageReader::new(Cursor::new(bytes));
     reader.set_format(ImageFormat::Png);
     let mut limits = Limits::default();
@@ -230,15 +248,16 @@ pub(super) const MAX_PNG_BYTES: u64 = 256 << 20;
 
 /// Reads the resolved file `path` (named `rel` by the script) as the sandbox allows: a plain
 /// file with one link (a FIFO or device would block or never end; another name of a hard link
-/// may lie outside the root), at most `max_bytes`, its bytes charged to the memory budget while
-/// they are held.
+/// may lie outside the root), at most `max_bytes` and never more than the memory budget has
+/// left (the bytes are held while the call that reads them works on them).
 pub(super) fn read_jailed(
     call: &Call<'_>,
     rel: &str,
     path: &std::path::Path,
     max_bytes: u64,
 ) -> mlua::Result<Vec<u8>> {
-    let limits = penumbra_core::files::ReadLimits::sandboxed(max_bytes);
+    let left = Host::of(call.lua).textures.left(call.lua) as u64;
+    let limits = penumbra_core::files::ReadLimits::sandboxed(max_bytes.min(left));
     penumbra_core::files::read(path, &limits).map_err(|e| call.error(format!("{rel}: {e}")))
 }
 
