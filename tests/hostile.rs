@@ -304,6 +304,10 @@ fn stops_in_time(name: &str, script: &str) {
         "{name}: {}",
         r.stderr
     );
+    eprintln!(
+        "{name}: stopped {} ms after starting under --timeout 0.5",
+        r.elapsed.as_millis()
+    );
     assert!(
         r.elapsed < timeout + OVERRUN,
         "{name}: stopped {:?} after starting (timeout {timeout:?})",

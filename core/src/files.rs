@@ -190,18 +190,9 @@ pub fn read(path: &Path, limits: &ReadLimits) -> io::Result<Vec<u8>> {
             .map_err(|_| out_of_memory(meta.len()))?;
     }
     // One more byte than allowed tells a file that grew, or a pipe, past the limit.
-    let mut limited = file.take(limits.max_bytes.saturating_add(1));
-    let mut chunk = [0u8; 1 << 14];
-    loop {
-        let n = match limited.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        out.try_reserve(n).map_err(|_| out_of_memory(n as u64))?;
-        out.extend_from_slice(&chunk[..n]);
-    }
+    // `read_to_end` grows the vector fallibly (an `OutOfMemory` error, not an abort).
+    file.take(limits.max_bytes.saturating_add(1))
+        .read_to_end(&mut out)?;
     if out.len() as u64 > limits.max_bytes {
         return Err(too_large(out.len() as u64));
     }

@@ -8,7 +8,6 @@
 
 use std::path::{Path, PathBuf};
 
-use mlua::chunk::ChunkMode;
 use mlua::{Function, Lua, Table, Value};
 
 use crate::api::{Call, caller_chunk, function};
@@ -106,16 +105,8 @@ fn require(call: &Call<'_>, name: &str) -> mlua::Result<Value> {
 fn load_module(call: &Call<'_>, path: &Path, chunk: &str, shown: &str) -> mlua::Result<Value> {
     let source = crate::runtime::read_source(path, Host::of(call.lua).max_source_bytes())
         .map_err(|e| call.error(format!("{shown}: {e}")))?;
-    let compiling = crate::host::check_source(call.lua, source.as_bytes())
-        .map_err(|e| call.error(format!("{shown}: {e}")))?;
-    let module = call
-        .lua
-        .load(source)
-        .set_name(chunk)
-        .set_mode(ChunkMode::Text)
-        .into_function()?;
-    // The compiler's memory is charged only while it runs.
-    drop(compiling);
-    Host::of(call.lua).textures.rebalance(call.lua);
-    module.call::<Value>(())
+    crate::runtime::compile(call.lua, &source, chunk, false, |e| {
+        call.error(format!("{shown}: {e}"))
+    })?
+    .call::<Value>(())
 }

@@ -243,24 +243,11 @@ impl Runtime {
     ) -> Result<R, ScriptError> {
         let _span = profile::span(shown, "penumbra_lua::run", shown, 0);
         self.guarded(shown, || {
-            let compiling = crate::host::check_source(&self.lua, source.as_bytes())
-                .map_err(|e| mlua::Error::external(crate::error::ApiError::at(shown, e)))?;
-            let load = |text: &str| {
-                self.lua
-                    .load(text)
-                    .set_name(chunk)
-                    .set_mode(ChunkMode::Text)
-                    .into_function()
-            };
             // As `Chunk::eval`: an expression gives its value, anything else runs as statements.
-            let function = match load(&format!("return {source}")) {
-                Ok(f) => f,
-                Err(_) => load(source)?,
-            };
-            // The compiler's memory is charged only while it runs.
-            drop(compiling);
-            self.host.textures.rebalance(&self.lua);
-            function.call::<R>(())
+            compile(&self.lua, source, chunk, true, |e| {
+                mlua::Error::external(crate::error::ApiError::at(shown, e))
+            })?
+            .call::<R>(())
         })
     }
 
@@ -314,6 +301,34 @@ impl Runtime {
             err.file = full;
         }
     }
+}
+
+/// Compiles a chunk as the sandbox allows: its source checked first (size, NUL bytes; see
+/// [`crate::host::check_source`], whose message goes through `refused`) and the compiler's
+/// memory charged to the budget only while it runs. With `expression_first`, a source that is
+/// an expression compiles to a function returning its value, as `Chunk::eval` does.
+pub(crate) fn compile(
+    lua: &Lua,
+    source: &str,
+    chunk: &str,
+    expression_first: bool,
+    refused: impl FnOnce(String) -> mlua::Error,
+) -> mlua::Result<mlua::Function> {
+    let compiling = crate::host::check_source(lua, source.as_bytes()).map_err(refused)?;
+    let load = |text: &str| {
+        lua.load(text)
+            .set_name(chunk)
+            .set_mode(ChunkMode::Text)
+            .into_function()
+    };
+    let function = if expression_first {
+        load(&format!("return {source}")).or_else(|_| load(source))?
+    } else {
+        load(source)?
+    };
+    drop(compiling);
+    Host::of(lua).textures.rebalance(lua);
+    Ok(function)
 }
 
 /// Reads a script or module file as the sandbox allows (a plain file with one link, at most

@@ -774,34 +774,53 @@ impl CaseFile {
         })
     }
 
-    /// Evaluates every case and writes the output document to `out`, one line per result (ids
-    /// echoed exactly as written). Returns the numbers of ok and error cases.
-    ///
-    /// Every case is evaluated before anything is written (the summary comes first); between
-    /// cases the [deadline](penumbra_core::deadline) in force is checked.
+    /// Evaluates every case, in order, checking the [deadline](penumbra_core::deadline) in force
+    /// between cases.
     ///
     /// # Errors
-    /// [`WriteError::Interrupted`] when the deadline passed (nothing was written);
-    /// [`WriteError::Io`] when a write to `out` failed.
-    pub fn write_results(&self, out: &mut dyn Write) -> Result<(usize, usize), WriteError> {
+    /// [`Interrupted`](penumbra_core::deadline::Interrupted) when the deadline passed first.
+    pub fn evaluate_all(&self) -> Result<Results, penumbra_core::deadline::Interrupted> {
         let mut outcomes = Vec::with_capacity(self.cases.len());
         self.for_each_outcome(|_, id, outcome| {
-            penumbra_core::deadline::check().map_err(|_| WriteError::Interrupted)?;
+            penumbra_core::deadline::check()?;
             outcomes.push((id.to_owned(), outcome));
-            Ok::<(), WriteError>(())
+            Ok(())
         })?;
-        let ok = outcomes
+        Ok(Results { outcomes })
+    }
+}
+
+/// Every case's outcome, in file order, with its id as written ([`CaseFile::evaluate_all`]).
+pub struct Results {
+    outcomes: Vec<(String, Outcome)>,
+}
+
+impl Results {
+    /// The numbers of ok and error cases.
+    #[must_use]
+    pub fn counts(&self) -> (usize, usize) {
+        let ok = self
+            .outcomes
             .iter()
             .filter(|(_, o)| matches!(o, Outcome::Ok(_)))
             .count();
-        let errors = outcomes.len() - ok;
+        (ok, self.outcomes.len() - ok)
+    }
+
+    /// Writes the output document of the case format, one line per result (ids echoed as
+    /// written).
+    ///
+    /// # Errors
+    /// A write to `out` failed.
+    pub fn write(&self, out: &mut dyn Write) -> io::Result<()> {
+        let (ok, errors) = self.counts();
         writeln!(
             out,
             "{{\n  \"engine\": {{\"name\": \"penumbra\", \"version\": \"{}\"}},\n  \"summary\": {{\"ok\": {ok}, \"error\": {errors}}},\n  \"results\": [",
             env!("CARGO_PKG_VERSION")
         )?;
-        let n = outcomes.len();
-        for (i, (id, outcome)) in outcomes.into_iter().enumerate() {
+        let n = self.outcomes.len();
+        for (i, (id, outcome)) in self.outcomes.iter().enumerate() {
             write!(out, "    {{\"index\": {i}, \"id\": {id}, ")?;
             match outcome {
                 Outcome::Ok(values) => {
@@ -821,26 +840,14 @@ impl CaseFile {
                     )?;
                 }
                 Outcome::Error(reason) => {
-                    let reason = serde_json::to_string(&reason).map_err(io::Error::other)?;
+                    let reason = serde_json::to_string(reason).map_err(io::Error::other)?;
                     write!(out, "\"status\": \"error\", \"reason\": {reason}}}")?;
                 }
             }
             writeln!(out, "{}", if i + 1 < n { "," } else { "" })?;
         }
-        writeln!(out, "  ]\n}}")?;
-        Ok((ok, errors))
+        writeln!(out, "  ]\n}}")
     }
-}
-
-/// Why [`CaseFile::write_results`] stopped.
-#[derive(Debug, thiserror::Error)]
-pub enum WriteError {
-    /// The output could not be written.
-    #[error(transparent)]
-    Io(#[from] io::Error),
-    /// The deadline passed before every case was evaluated.
-    #[error("stopped: the deadline passed before every case was evaluated")]
-    Interrupted,
 }
 
 fn e<T>(r: Result<T, penumbra_core::SampleError>) -> Result<T, String> {
@@ -886,7 +893,7 @@ mod tests {
             r#"{"textures": [], "cases": [{"id": 1e999}, {"id": "a\"b"}, {"id": [1, 2.50]}, {}]}"#;
         let file = CaseFile::parse(text).unwrap();
         let mut out = Vec::new();
-        file.write_results(&mut out).unwrap();
+        file.evaluate_all().unwrap().write(&mut out).unwrap();
         let out = String::from_utf8(out).unwrap();
         assert!(out.contains(r#""id": 1e999,"#), "{out}");
         assert!(out.contains(r#""id": "a\"b","#), "{out}");

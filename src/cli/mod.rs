@@ -1,6 +1,7 @@
 //! The subcommands of the `penumbra` command, one module each.
 
 pub mod demo;
+pub mod limits;
 pub mod match_cmd;
 pub mod output;
 pub mod run;
@@ -26,4 +27,3 @@ pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
     }
     std::borrow::Cow::Owned(out)
 }
-pub mod limits;

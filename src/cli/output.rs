@@ -30,12 +30,6 @@ impl From<String> for Failure {
     }
 }
 
-impl From<&str> for Failure {
-    fn from(message: &str) -> Self {
-        Failure::Message(message.to_owned())
-    }
-}
-
 impl Failure {
     /// Reports the failure on standard error (if there is anything to say) and gives the exit
     /// status.

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use penumbra::cases::{CaseFile, WriteError};
+use penumbra::cases::CaseFile;
 use penumbra_core::files::{self, ReadLimits};
 
 use super::limits::{Timeout, parse_timeout};
@@ -29,67 +29,41 @@ pub struct SampleArgs {
 
 /// Runs the subcommand.
 pub fn run(args: &SampleArgs) -> Result<(), Failure> {
-    let shown = args.cases.display();
     let text = files::read_text(&args.cases, &ReadLimits::input(MAX_CASE_FILE_BYTES))
-        .map_err(|e| format!("cannot read {shown}: {e}"))?;
-    let timeout = args.timeout;
-    // Reading is linear in the file, and bounded by the deadline too.
-    // One deadline for reading and evaluating.
-    timeout.run(|| evaluate(args, text, timeout))
+        .map_err(|e| format!("cannot read {}: {e}", args.cases.display()))?;
+    // One deadline for reading the cases and evaluating them.
+    args.timeout.run(|| evaluate(args, text))
 }
 
-fn evaluate(args: &SampleArgs, text: String, timeout: Timeout) -> Result<(), Failure> {
-    let shown = args.cases.display();
+fn evaluate(args: &SampleArgs, text: String) -> Result<(), Failure> {
     let file = CaseFile::from_string(text).map_err(|e| {
         if penumbra_core::deadline::expired() {
-            timeout.exceeded()
+            args.timeout.exceeded()
         } else {
-            format!("{shown}: {e}")
+            format!("{}: {e}", args.cases.display())
         }
     })?;
-    let stopped = |e: WriteError| -> Failure {
-        match e {
-            WriteError::Interrupted => Failure::Message(timeout.exceeded()),
-            WriteError::Io(e) => Failure::Stdout(e),
-        }
-    };
+    // Every case is evaluated before anything is written: an interrupted run leaves no
+    // output, and no file is touched.
+    let results = file.evaluate_all().map_err(|_| args.timeout.exceeded())?;
     match &args.output {
         Some(path) => {
-            let mut counts = (0, 0);
-            let mut interrupted = false;
-            files::write_atomic_with(path, |w| {
-                counts = file.write_results(w).map_err(|e| match e {
-                    WriteError::Io(e) => e,
-                    WriteError::Interrupted => {
-                        interrupted = true;
-                        std::io::Error::other("interrupted")
-                    }
-                })?;
-                Ok(())
-            })
-            .map_err(|e| {
-                if interrupted {
-                    timeout.exceeded()
-                } else {
-                    format!("cannot write {}: {e}", path.display())
-                }
-            })?;
+            files::write_atomic_with(path, |w| results.write(w))
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            let (ok, errors) = results.counts();
             super::output::eprintln_quiet(&format!(
-                "{} cases: {} ok, {} error -> {}",
+                "{} cases: {ok} ok, {errors} error -> {}",
                 file.len(),
-                counts.0,
-                counts.1,
                 path.display()
             ));
             Ok(())
         }
         None => {
-            let stdout = std::io::stdout();
-            let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
-            timeout
-                .run(|| file.write_results(&mut out))
-                .map_err(stopped)?;
-            out.flush().map_err(Failure::Stdout)
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+            results
+                .write(&mut out)
+                .and_then(|()| out.flush())
+                .map_err(Failure::Stdout)
         }
     }
 }
