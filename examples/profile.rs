@@ -65,7 +65,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         client.frame_mark();
         let mut lit = vec![0.0; points.len()];
         for map in &maps {
-            map.lit_fractions(&points, Some(Vec3::Y), PcfKernel::Pcf3x3, &mut lit);
+            map.lit_fractions_with(&points, Some(Vec3::Y), &PcfKernel::PCF_3X3, &mut lit);
         }
         client.plot(
             tracy_client::plot_name!("penumbra lookups per frame"),

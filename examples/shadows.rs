@@ -11,20 +11,19 @@ use glam::Vec3;
 use image::Rgb;
 use penumbra::level::sample_level;
 use penumbra::pictures::{TopDown, depth_image, save};
-use penumbra::shadow::{Aabb, exposure};
+use penumbra::shadow::Aabb;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out = PathBuf::from("penumbra-out/shadows");
     let level = sample_level();
+    let (lighting, lights, _) = level.lighting();
     let t = Instant::now();
-    let mut lights = Vec::new();
-    for (name, light) in &level.lights {
-        let map = light.render(&level.scene)?;
+    for ((name, _), &id) in level.lights.iter().zip(&lights) {
+        let map = lighting.map(id)?;
         save(
             &depth_image(map.texture(), 0),
             &out.join(format!("{name}-shadow-map.png")),
         )?;
-        lights.push((light.clone(), map));
     }
     println!(
         "rendered {} shadow maps of {} triangles in {:.1} ms",
@@ -41,7 +40,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let t = Instant::now();
     let peak = 1.0;
-    let mut img = view.field(0.0, |p| (exposure(&lights, p, Some(Vec3::Y)) / peak).sqrt());
+    let mut img = view.field(0.0, |p| {
+        let exposure = lighting
+            .exposure(p, Some(Vec3::Y))
+            .map_or(0.0, |e| e.total());
+        (exposure / peak).sqrt()
+    });
     println!(
         "{}×{} floor points lit in {:.1} ms",
         view.width,

@@ -4,7 +4,7 @@
 
 use glam::Vec3;
 
-use penumbra_core::shadow::{Light, Occluder, Scene, Viewer};
+use penumbra_core::shadow::{EyeId, Light, LightId, Lighting, Occluder, Scene, Viewer};
 
 /// A guard: where they stand and look.
 #[derive(Clone, Debug)]
@@ -26,6 +26,29 @@ pub struct Level {
     pub guards: Vec<Guard>,
     /// The player's path (floor points).
     pub path: Vec<Vec3>,
+}
+
+impl Level {
+    /// The level as the engine's [`Lighting`]: its occluders, its lights (in order) and its
+    /// guards' eyes, with their handles.
+    #[must_use]
+    pub fn lighting(&self) -> (Lighting, Vec<LightId>, Vec<EyeId>) {
+        let mut lighting = Lighting::new();
+        for o in &self.scene.occluders {
+            lighting.add_occluder(o.clone());
+        }
+        let lights = self
+            .lights
+            .iter()
+            .map(|(_, l)| lighting.add_light(l.clone()))
+            .collect();
+        let eyes = self
+            .guards
+            .iter()
+            .map(|g| lighting.add_eye(g.viewer))
+            .collect();
+        (lighting, lights, eyes)
+    }
 }
 
 /// Builds the sample level.

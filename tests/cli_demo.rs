@@ -7,7 +7,6 @@ use std::process::Command;
 
 use glam::Vec3;
 use penumbra::level::sample_level;
-use penumbra::shadow::exposure;
 
 /// Where the demo places its sprite in its screenshot.
 const SPRITE_AT: &str = "found at (211, 94)";
@@ -106,15 +105,13 @@ fn the_demo_level_gives_the_rust_sample_levels_answers() {
     let probes = probes(&std::fs::read_to_string(dir.join("pictures/probes.csv")).unwrap());
     assert!(probes.len() > 10);
     let level = sample_level();
-    let lights: Vec<_> = level
-        .lights
-        .iter()
-        .map(|(_, light)| (light.clone(), light.render(&level.scene).unwrap()))
-        .collect();
+    // The Rust level through the engine's Lighting, the same owner the Lua scene binds.
+    let (lighting, _, eye_ids) = level.lighting();
     let eyes: Vec<_> = level
         .guards
         .iter()
-        .map(|g| (g.name, g.viewer.render(&level.scene).unwrap()))
+        .zip(&eye_ids)
+        .map(|(g, &id)| (g.name, lighting.eye_map(id).unwrap()))
         .collect();
     // The probes lie on the Rust level's path.
     let on_path = |p: Vec3| {
@@ -126,7 +123,7 @@ fn the_demo_level_gives_the_rust_sample_levels_answers() {
     };
     for probe in &probes {
         assert!(on_path(probe.pos), "{} is off the path", probe.pos);
-        let want = exposure(&lights, probe.pos, Some(Vec3::Y));
+        let want = lighting.exposure(probe.pos, Some(Vec3::Y)).unwrap().total();
         assert_eq!(probe.exposure.to_bits(), want.to_bits(), "at {}", probe.pos);
         let chest = probe.pos + Vec3::new(0.0, 1.2, 0.0);
         let seen: Vec<&str> = eyes

@@ -56,7 +56,7 @@ fn level(name: &str, script: &str) -> App {
         Transform::from_xyz(0.0, 6.0, 0.0),
     ));
     world.spawn((
-        ShadowLight::directional(1.0).with_kernel(PcfKernel::Pcf3x3),
+        ShadowLight::directional(1.0).with_kernel(PcfKernel::PCF_3X3),
         Transform::default().looking_to(Vec3::new(-0.6, -1.0, 0.4), Vec3::Y),
     ));
     for i in 0..PROBES {

@@ -12,7 +12,7 @@
 //!   `PenumbraDiagnostics::update_exposure` in the same frames.
 //! * `frame_nothing_moved` — a frame where nothing moved: the cost of change detection.
 //! * `lit_fractions_one_thread_cpu_time` — the batched comparison path alone
-//!   (`probe::lit_fractions`, one call per light with every probe's point): the same 40,000 lit
+//!   (`ShadowMap::lit_fractions`, one call per light with every probe's point): the same 40,000 lit
 //!   fractions on one thread, no ECS, timed in the thread's CPU time (wall time where
 //!   `/proc/thread-self/schedstat` is missing); then the same light by light.
 
@@ -22,7 +22,6 @@ use bevy_app::{App, Update};
 use bevy_ecs::prelude::*;
 use bevy_penumbra::penumbra_core::shadow::LightKind;
 use bevy_penumbra::prelude::*;
-use bevy_penumbra::probe::lit_fractions;
 use bevy_tasks::{ComputeTaskPool, TaskPoolBuilder};
 use bevy_transform::prelude::*;
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -93,17 +92,17 @@ fn level() -> App {
         world.spawn((Occluder::cuboid(size), Transform::from_translation(at)));
     }
     world.spawn((
-        ShadowLight::directional(1.0).with_kernel(PcfKernel::Pcf3x3),
+        ShadowLight::directional(1.0).with_kernel(PcfKernel::PCF_3X3),
         Transform::default().looking_to(Vec3::new(-0.6, -1.0, 0.4), Vec3::Y),
     ));
     for at in [Vec3::new(-10.0, 30.0, -5.0), Vec3::new(12.0, 28.0, 8.0)] {
         world.spawn((
-            ShadowLight::spot(0.95, 80.0, 900.0).with_kernel(PcfKernel::Pcf3x3),
+            ShadowLight::spot(0.95, 80.0, 900.0).with_kernel(PcfKernel::PCF_3X3),
             Transform::from_translation(at).looking_at(Vec3::ZERO, Vec3::Z),
         ));
     }
     world.spawn((
-        ShadowLight::point(60.0, 150.0).with_kernel(PcfKernel::Pcf3x3),
+        ShadowLight::point(60.0, 150.0).with_kernel(PcfKernel::PCF_3X3),
         Transform::from_xyz(0.0, 10.0, 0.0),
     ));
     for _ in 0..PROBES {
@@ -175,7 +174,7 @@ fn probes(c: &mut Criterion) {
             let (wall, cpu) = (std::time::Instant::now(), thread_cpu_time());
             for _ in 0..iters {
                 for light in maps.iter() {
-                    lit_fractions(light, &points, None, &mut out);
+                    light.map().lit_fractions(&points, None, &mut out);
                 }
                 std::hint::black_box(&out);
             }
@@ -208,7 +207,7 @@ fn probes(c: &mut Criterion) {
             b.iter_custom(|iters| {
                 let (wall, cpu) = (std::time::Instant::now(), thread_cpu_time());
                 for _ in 0..iters {
-                    lit_fractions(light, &points, None, &mut out);
+                    light.map().lit_fractions(&points, None, &mut out);
                     std::hint::black_box(&out);
                 }
                 match (cpu, thread_cpu_time()) {

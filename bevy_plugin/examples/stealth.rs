@@ -150,7 +150,7 @@ fn build_level(world: &mut World) {
 
     world.spawn((
         Name::new("sun"),
-        ShadowLight::directional(0.6).with_kernel(PcfKernel::Pcf3x3),
+        ShadowLight::directional(0.6).with_kernel(PcfKernel::PCF_3X3),
         Transform::default().looking_to(Vec3::new(-1.0, -0.8, 0.6), Vec3::Y),
     ));
     for (name, at, target) in [
@@ -167,7 +167,7 @@ fn build_level(world: &mut World) {
     ] {
         world.spawn((
             Name::new(name),
-            ShadowLight::spot(0.65, 14.0, 40.0).with_kernel(PcfKernel::Pcf3x3),
+            ShadowLight::spot(0.65, 14.0, 40.0).with_kernel(PcfKernel::PCF_3X3),
             Transform::from_translation(at).looking_at(target, Vec3::Y),
         ));
     }

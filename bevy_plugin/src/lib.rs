@@ -47,7 +47,7 @@
 //! world.spawn((Occluder::cuboid(Vec3::new(30.0, 1.0, 30.0)), Transform::from_xyz(0.0, -0.5, 0.0)));
 //! world.spawn((Occluder::cuboid(Vec3::new(1.0, 4.0, 6.0)), Transform::from_xyz(0.0, 2.0, 0.0)));
 //! world.spawn((
-//!     ShadowLight::directional(1.0).with_resolution(1024).with_kernel(PcfKernel::Pcf3x3),
+//!     ShadowLight::directional(1.0).with_resolution(1024).with_kernel(PcfKernel::PCF_3X3),
 //!     // Sunlight from +x, low: the wall shades the ground on its −x side.
 //!     Transform::default().looking_to(Vec3::new(-1.0, -1.0, 0.0), Vec3::Y),
 //! ));

@@ -546,7 +546,7 @@ fn world_table<'scope, 'env: 'scope>(
         "lights",
         scope.create_function(move |lua, ()| {
             let list = lua.create_table()?;
-            for light in query.maps().map(ShadowMaps::iter).into_iter().flatten() {
+            for light in query.maps().into_iter().flat_map(ShadowMaps::iter) {
                 let t = lua.create_table()?;
                 t.raw_set("entity", LuaEntity(light.entity()))?;
                 t.raw_set("name", light.name())?;

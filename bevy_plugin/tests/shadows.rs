@@ -5,7 +5,7 @@ mod support;
 
 use bevy_app::PluginGroup;
 use bevy_penumbra::prelude::*;
-use bevy_penumbra::sight::{EyeMaps, LineOfSightPlugin};
+use bevy_penumbra::sight::LineOfSightPlugin;
 use bevy_transform::prelude::*;
 use glam::Vec3;
 use penumbra_core::shadow::ShadowError;
@@ -280,7 +280,7 @@ fn sub_plugins_can_be_disabled() {
         .spawn((Viewer::new(1.5, 10.0), Transform::from_xyz(0.0, 1.0, 0.0)))
         .id();
     app.update();
-    assert!(app.world().get_resource::<EyeMaps>().is_none());
+    assert_eq!(app.world().resource::<ShadowMaps>().eye_map_count(), 0);
     assert_eq!(app.world().resource::<ShadowMaps>().len(), 1);
     let answer = with_query(&mut app, |q| q.can_see(guard, Vec3::new(0.0, 1.0, -3.0)));
     assert_eq!(answer, Err(QueryError::NoEyeMap(guard)));

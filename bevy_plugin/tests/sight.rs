@@ -181,8 +181,8 @@ fn eyes_rerender_only_when_they_or_nearby_occluders_move() {
     assert_eq!((d.eye_maps_rendered, d.total_eye_maps_rendered), (1, 4));
     assert!(
         app.world()
-            .resource::<bevy_penumbra::sight::EyeMaps>()
-            .get(other)
+            .resource::<ShadowMaps>()
+            .eye_map(other)
             .is_some()
     );
 }

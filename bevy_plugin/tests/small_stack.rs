@@ -32,13 +32,13 @@ fn the_exposure_system_runs_on_small_task_stacks() {
             app.world_mut().spawn((
                 ShadowLight::directional(1.0)
                     .with_resolution(256)
-                    .with_kernel(PcfKernel::Pcf3x3),
+                    .with_kernel(PcfKernel::PCF_3X3),
                 Transform::default().looking_to(Vec3::new(0.3, -1.0, 0.2), Vec3::Y),
             ));
             app.world_mut().spawn((
                 ShadowLight::point(9.0, 12.0)
                     .with_resolution(64)
-                    .with_kernel(PcfKernel::Pcf5x5),
+                    .with_kernel(PcfKernel::PCF_5X5),
                 Transform::from_xyz(-3.0, 2.5, 1.0),
             ));
             let probes: Vec<_> = (0..2000)

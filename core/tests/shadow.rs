@@ -2,7 +2,7 @@
 
 use glam::Vec3;
 use penumbra_core::Format;
-use penumbra_core::shadow::{Aabb, Light, Occluder, PcfKernel, Scene, Viewer, exposure};
+use penumbra_core::shadow::{Aabb, Light, Occluder, PcfKernel, Scene, ShadowMap, Viewer, exposure};
 
 /// A tiny deterministic generator.
 struct Rng(u64);
@@ -114,7 +114,7 @@ fn agreement(
             continue;
         }
         let normal = on_floor.then_some(Vec3::Y);
-        let lit = map.lit_fraction(p, normal, PcfKernel::Hardware2x2);
+        let lit = map.lit_fraction_with(p, normal, &PcfKernel::HARDWARE_2X2);
         total += 1;
         if (lit >= 0.5) != shadowed {
             agree += 1;
@@ -206,20 +206,24 @@ fn pcf_kernels_soften_edges_but_agree_in_the_open_and_in_full_shadow() {
         .with_resolution(512)
         .render(&scene)
         .unwrap();
-    for k in [PcfKernel::Hardware2x2, PcfKernel::Pcf3x3, PcfKernel::Pcf5x5] {
+    for k in [
+        PcfKernel::HARDWARE_2X2,
+        PcfKernel::PCF_3X3,
+        PcfKernel::PCF_5X5,
+    ] {
         assert_eq!(
-            map.lit_fraction(Vec3::new(0.0, 0.0, 0.0), Some(Vec3::Y), k),
+            map.lit_fraction_with(Vec3::new(0.0, 0.0, 0.0), Some(Vec3::Y), &k),
             0.0,
             "{k:?}"
         );
         assert_eq!(
-            map.lit_fraction(Vec3::new(6.0, 0.0, 6.0), Some(Vec3::Y), k),
+            map.lit_fraction_with(Vec3::new(6.0, 0.0, 6.0), Some(Vec3::Y), &k),
             1.0,
             "{k:?}"
         );
     }
     // Right at the shadow edge (x = 1) the wide kernels see both sides.
-    let edge = map.lit_fraction(Vec3::new(1.0, 0.0, 0.0), Some(Vec3::Y), PcfKernel::Pcf5x5);
+    let edge = map.lit_fraction_with(Vec3::new(1.0, 0.0, 0.0), Some(Vec3::Y), &PcfKernel::PCF_5X5);
     assert!(edge > 0.0 && edge < 1.0, "{edge}");
 }
 
@@ -238,10 +242,7 @@ fn exposure_sums_lights_with_falloff_and_cone() {
     let spot = Light::spot(Vec3::new(0.0, 4.0, 0.0), Vec3::NEG_Y, 0.6, 20.0, 16.0);
     let lights: Vec<_> = [sun.clone(), spot.clone()]
         .into_iter()
-        .map(|l| {
-            let m = l.render(&scene).unwrap();
-            (l, m)
-        })
+        .map(|l| ShadowMap::render(l, &scene).unwrap())
         .collect();
     let under_spot = exposure(&lights, Vec3::new(0.0, 0.0, 0.0), Some(Vec3::Y));
     assert!(
@@ -375,14 +376,18 @@ fn batched_lit_fractions_equal_the_scalar_query_bit_for_bit() {
     }
     for light in &lights {
         let map = light.render(&bs.scene).unwrap();
-        for kernel in [PcfKernel::Hardware2x2, PcfKernel::Pcf3x3, PcfKernel::Pcf5x5] {
+        for kernel in [
+            PcfKernel::HARDWARE_2X2,
+            PcfKernel::PCF_3X3,
+            PcfKernel::PCF_5X5,
+        ] {
             for normal in [None, Some(Vec3::Y)] {
                 let mut out = vec![0.0; points.len()];
-                map.lit_fractions(&points, normal, kernel, &mut out);
+                map.lit_fractions_with(&points, normal, &kernel, &mut out);
                 for (p, o) in points.iter().zip(&out) {
                     assert_eq!(
                         o.to_bits(),
-                        map.lit_fraction(*p, normal, kernel).to_bits(),
+                        map.lit_fraction_with(*p, normal, &kernel).to_bits(),
                         "{:?} {kernel:?} {p}",
                         light.kind
                     );

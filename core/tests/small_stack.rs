@@ -154,11 +154,15 @@ fn shadow_maps_render_and_answer_on_a_small_stack() {
             .collect();
         for light in lights {
             let map = light.render(&scene).unwrap();
-            for kernel in [PcfKernel::Hardware2x2, PcfKernel::Pcf3x3, PcfKernel::Pcf5x5] {
+            for kernel in [
+                PcfKernel::HARDWARE_2X2,
+                PcfKernel::PCF_3X3,
+                PcfKernel::PCF_5X5,
+            ] {
                 let mut out = vec![0.0; points.len()];
-                map.lit_fractions(&points, Some(Vec3::Y), kernel, &mut out);
+                map.lit_fractions_with(&points, Some(Vec3::Y), &kernel, &mut out);
                 for (p, &lit) in points.iter().zip(&out) {
-                    let one = map.lit_fraction(*p, Some(Vec3::Y), kernel);
+                    let one = map.lit_fraction_with(*p, Some(Vec3::Y), &kernel);
                     assert_eq!(lit.to_bits(), one.to_bits(), "{p}");
                 }
             }

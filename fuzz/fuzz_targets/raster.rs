@@ -11,7 +11,7 @@ use glam::{Mat4, Vec3};
 use libfuzzer_sys::fuzz_target;
 use penumbra_core::Format;
 use penumbra_core::raster::{
-    CullMode, DepthBias, DepthTarget, Instance, Mesh, RasterState, rasterize,
+    CullMode, DepthBias, DepthFunc, DepthTarget, Instance, Mesh, RasterState, rasterize,
 };
 use penumbra_fuzz::Num;
 
@@ -29,6 +29,8 @@ struct Input {
     cull: u8,
     ccw: bool,
     depth_clip: bool,
+    /// The GREATER depth test (reverse depth) instead of LESS.
+    greater: bool,
     bias: Option<(i32, Num, Num)>,
 }
 
@@ -176,6 +178,11 @@ fuzz_target!(|input: Input| {
             })
             .unwrap_or_default(),
         depth_clip: input.depth_clip,
+        depth_func: if input.greater {
+            DepthFunc::Greater
+        } else {
+            DepthFunc::Less
+        },
     };
     let view_proj = input.view_proj.get();
 

@@ -56,7 +56,7 @@ fuzz_target!(|input: Input| {
         scene.add(Occluder::cuboid(v(*min), v(*max)));
     }
     let Ok(map) = light.render(&scene) else { return };
-    let kernel = [PcfKernel::Hardware2x2, PcfKernel::Pcf3x3, PcfKernel::Pcf5x5][input.kernel as usize % 3];
+    let kernel = [PcfKernel::HARDWARE_2X2, PcfKernel::PCF_3X3, PcfKernel::PCF_5X5, PcfKernel::CASTANO_13][input.kernel as usize % 4].clone();
     let normal = input.normal.map(v);
     let mut points: Vec<Vec3> = input.points.iter().take(2000).map(|p| v(*p)).collect();
     let g = i32::from(input.grid % 6);
@@ -68,9 +68,9 @@ fuzz_target!(|input: Input| {
         }
     }
     let mut out = vec![0.0; points.len()];
-    map.lit_fractions(&points, normal, kernel, &mut out);
+    map.lit_fractions_with(&points, normal, &kernel, &mut out);
     for (p, &lit) in points.iter().zip(&out) {
-        let one = map.lit_fraction(*p, normal, kernel);
+        let one = map.lit_fraction_with(*p, normal, &kernel);
         assert_eq!(lit.to_bits(), one.to_bits(), "{p} {kernel:?}: batched {lit}, scalar {one}");
         assert!((0.0..=1.0).contains(&lit), "{p}: {lit}");
     }

@@ -625,10 +625,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (render, map) = time(|| light.render(&scene));
     let map = map?;
     let mut lit = vec![0.0f32; RAYS];
-    map.lit_fractions(&points, None, PcfKernel::Hardware2x2, &mut lit); // warm-up
+    map.lit_fractions_with(&points, None, &PcfKernel::HARDWARE_2X2, &mut lit); // warm-up
     let mut times = Vec::new();
     for _ in 0..REPS {
-        times.push(time(|| map.lit_fractions(&points, None, PcfKernel::Hardware2x2, &mut lit)).0);
+        times.push(
+            time(|| map.lit_fractions_with(&points, None, &PcfKernel::HARDWARE_2X2, &mut lit)).0,
+        );
     }
     let query = median(times);
     let shadowed = lit.iter().filter(|&&f| f < 0.5).count();

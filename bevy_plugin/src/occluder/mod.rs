@@ -4,11 +4,11 @@
 //! triangle mesh shared by `Arc` ([`Occluder::mesh`]). Its world placement is the entity's
 //! `GlobalTransform`, so occluders can be children of moving platforms.
 //!
-//! The [`OccluderPlugin`] keeps the [`OccluderScene`] resource in step with the world in
-//! [`PenumbraSystems::Prepare`]: it visits only occluders
-//! whose `Occluder` or `GlobalTransform` changed (or that were added or removed), ignores
-//! writes that leave them where they were, and records the world boxes that changed so each
-//! light re-renders only when a change can reach it.
+//! The [`OccluderPlugin`] keeps the engine's occluders (in the
+//! [`ShadowMaps`](crate::shadow::ShadowMaps) lighting) in step with the world in
+//! [`PenumbraSystems::Prepare`]: it visits only occluders whose `Occluder` or `GlobalTransform`
+//! changed (or that were added or removed) and ignores writes that leave them where they were;
+//! the engine then drops only the maps the change can reach.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -31,14 +31,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bevy_app::{App, Plugin, PostUpdate};
-use bevy_ecs::entity::EntityHashMap;
 use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::{InternedScheduleLabel, ScheduleLabel};
 use bevy_transform::components::{GlobalTransform, Transform};
-use glam::{Mat4, Vec3};
+use glam::Vec3;
 use penumbra_core::raster::Mesh;
-use penumbra_core::shadow::{Aabb, Occluder as CoreOccluder, Scene};
+use penumbra_core::shadow::{Aabb, Occluder as CoreOccluder, OccluderId};
 
+use crate::shadow::ShadowMaps;
 use crate::{PenumbraDiagnostics, PenumbraSystems};
 
 /// Shadow-casting geometry: a triangle mesh (shared by `Arc`) placed by the entity's
@@ -84,63 +84,7 @@ impl From<Arc<Mesh>> for Occluder {
     }
 }
 
-#[derive(Clone, Debug)]
-struct Placed {
-    mesh: Arc<Mesh>,
-    transform: Mat4,
-    bounds: Aabb,
-}
-
-/// The engine's [`Scene`] of every [`Occluder`], and what changed in it this frame.
-#[derive(Resource, Debug, Default)]
-pub struct OccluderScene {
-    scene: Scene,
-    placed: EntityHashMap<Placed>,
-    /// World boxes (before and after) of the occluders that changed this frame.
-    changed: Vec<Aabb>,
-}
-
-impl OccluderScene {
-    /// The engine scene, occluders in entity order.
-    #[must_use]
-    pub fn scene(&self) -> &Scene {
-        &self.scene
-    }
-
-    /// Number of occluders.
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.scene.occluders.len()
-    }
-
-    /// True without occluders.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.scene.occluders.is_empty()
-    }
-
-    /// World boxes where occluders appeared, moved away from, moved to, changed or vanished
-    /// this frame (before and after each change).
-    #[must_use]
-    pub fn changed_regions(&self) -> &[Aabb] {
-        &self.changed
-    }
-
-    /// True when a change this frame touches the sphere (`center`, `radius`) — whether a spot
-    /// or point light (or an eye) of that range must re-render. Empty boxes (meshes without
-    /// positions) touch nothing.
-    #[must_use]
-    pub fn changed_within(&self, center: Vec3, radius: f32) -> bool {
-        self.changed.iter().any(|b| {
-            !b.is_empty() && {
-                let nearest = center.clamp(b.min, b.max);
-                nearest.distance_squared(center) <= radius * radius
-            }
-        })
-    }
-}
-
-/// Keeps [`OccluderScene`] in step with the [`Occluder`]s (part of
+/// Keeps the engine occluders in step with the [`Occluder`]s (part of
 /// [`PenumbraPlugin`](crate::PenumbraPlugin)).
 #[derive(Clone, Debug)]
 pub struct OccluderPlugin {
@@ -166,7 +110,7 @@ impl Default for OccluderPlugin {
 
 impl Plugin for OccluderPlugin {
     fn build(&self, app: &mut App) {
-        app.init_resource::<OccluderScene>()
+        app.init_resource::<ShadowMaps>()
             .init_resource::<PenumbraDiagnostics>()
             .add_systems(
                 self.schedule,
@@ -178,59 +122,44 @@ impl Plugin for OccluderPlugin {
 /// Occluders whose shape or placement was written this frame (or that were added).
 type Moved = Or<(Changed<Occluder>, Changed<GlobalTransform>)>;
 
-/// Applies added, moved, changed and removed occluders to the [`OccluderScene`]; the resource
-/// is marked changed only when the scene did change.
+/// Applies added, moved, changed and removed occluders to the engine lighting.
 pub fn sync_occluders(
     changed: Query<(Entity, &Occluder, &GlobalTransform), Moved>,
     mut removed: RemovedComponents<Occluder>,
-    mut scene: ResMut<OccluderScene>,
+    mut maps: ResMut<ShadowMaps>,
     mut diagnostics: ResMut<PenumbraDiagnostics>,
 ) {
     penumbra_core::zone!("bevy_penumbra::sync_occluders");
     let start = Instant::now();
-    let state = scene.bypass_change_detection();
-    state.changed.clear();
+    let lighting = maps.bypass_change_detection().lighting_mut();
     let mut count = 0u32;
     for entity in removed.read() {
         // A removed-then-re-added occluder is handled below as added.
-        if let Some(old) = state.placed.remove(&entity) {
-            state.changed.push(old.bounds);
+        if !changed.contains(entity) && lighting.remove_occluder(occluder_id(entity)).is_some() {
             count += 1;
         }
     }
     for (entity, occluder, transform) in &changed {
+        let id = occluder_id(entity);
         let matrix = transform.to_matrix();
-        if let Some(old) = state.placed.get(&entity)
+        if let Some(old) = lighting.occluder(id)
             && Arc::ptr_eq(&old.mesh, &occluder.mesh)
             && old.transform == matrix
         {
             continue; // rewritten but not moved
         }
-        let bounds = CoreOccluder::mesh(occluder.mesh.clone(), matrix).bounds();
-        let placed = Placed {
-            mesh: occluder.mesh.clone(),
-            transform: matrix,
-            bounds,
-        };
-        if let Some(old) = state.placed.insert(entity, placed) {
-            state.changed.push(old.bounds);
-        }
-        state.changed.push(bounds);
+        lighting.set_occluder(id, CoreOccluder::mesh(occluder.mesh.clone(), matrix));
         count += 1;
     }
-    if count > 0 {
-        let mut entities: Vec<Entity> = state.placed.keys().copied().collect();
-        entities.sort_unstable();
-        state.scene.occluders = entities
-            .iter()
-            .map(|e| {
-                let p = &state.placed[e];
-                CoreOccluder::mesh(p.mesh.clone(), p.transform)
-            })
-            .collect();
-        scene.set_changed();
-    }
-    diagnostics.occluders = scene.len() as u32;
+    diagnostics.occluders = lighting.occluder_count() as u32;
     diagnostics.occluders_changed = count;
+    if count > 0 {
+        maps.set_changed();
+    }
     diagnostics.sync_occluders = start.elapsed();
+}
+
+/// The engine handle of an occluder entity.
+fn occluder_id(entity: Entity) -> OccluderId {
+    OccluderId(entity.to_bits())
 }

@@ -11,11 +11,13 @@
 //!   occluders (`unshadowed`);
 //! * the total over all lights, and the overall [`Exposure::lit_fraction`].
 //!
-//! A light counts only at points inside its map (a directional map's square, a spot light's
-//! cone, a point light's range). Probes are updated only when they moved, changed, or a shadow
-//! map was re-rendered, in parallel on the `ComputeTaskPool`: each task takes a run of probes and
-//! hands all their points to a light's batched comparison path (`ShadowMap::lit_fractions`) in
-//! one call. [`Exposure`] is marked changed only when its value changes.
+//! The numbers are the engine's exposure (`penumbra_core::shadow` module `exposure`): a light
+//! counts at points where its unshadowed light (falloff and cone) is above 0, and a point
+//! outside the light's map is unshadowed by it. Probes are updated only when they moved,
+//! changed, or a shadow map was re-rendered, in parallel on the `ComputeTaskPool`: each task
+//! takes a run of probes and hands them to `Lighting::probe_exposures`, which gives all their
+//! points to each light's batched comparison path in one call. [`Exposure`] is marked changed
+//! only when its value changes.
 //!
 //! ```
 //! use bevy_app::App;
@@ -39,12 +41,6 @@
 //! assert_eq!(app.world().get::<Exposure>(open).unwrap().total(), 1.0);
 //! ```
 
-mod batch;
-
-pub(crate) use batch::evaluate;
-pub use batch::{BATCH, lit_fractions};
-use batch::{ManyScratch, ProbePoints, evaluate_many};
-
 use std::time::Instant;
 
 use bevy_app::{App, Plugin, PostUpdate};
@@ -53,8 +49,9 @@ use bevy_ecs::schedule::{InternedScheduleLabel, ScheduleLabel};
 use bevy_tasks::ComputeTaskPool;
 use bevy_transform::components::{GlobalTransform, Transform};
 use glam::Vec3;
+use penumbra_core::shadow::{Exposure as CoreExposure, ProbeSpan};
 
-use crate::shadow::ShadowMaps;
+use crate::shadow::{ShadowMaps, entity_of};
 use crate::{PenumbraDiagnostics, PenumbraSystems};
 
 /// Points around an entity where its light is measured.
@@ -156,11 +153,27 @@ impl Exposure {
         self.lights.iter().find(|l| l.light == light)
     }
 
-    /// Recomputes from `maps` at world `points`.
-    pub(crate) fn evaluate(&mut self, maps: &ShadowMaps, points: &[Vec3], normal: Option<Vec3>) {
+    /// The engine's exposure with light handles turned back into entities.
+    pub(crate) fn set_from(&mut self, exposure: &CoreExposure) {
         self.lights.clear();
-        let lights = &mut self.lights;
-        (self.total, self.unshadowed) = evaluate(maps, points, normal, |l| lights.push(l));
+        self.lights.extend(exposure.lights().iter().filter_map(|s| {
+            Some(LightExposure {
+                light: entity_of(s.light.0)?,
+                lit_fraction: s.lit_fraction,
+                irradiance: s.irradiance,
+                unshadowed: s.unshadowed,
+            })
+        }));
+        self.total = exposure.total();
+        self.unshadowed = exposure.unshadowed();
+    }
+}
+
+impl From<&CoreExposure> for Exposure {
+    fn from(exposure: &CoreExposure) -> Self {
+        let mut out = Exposure::default();
+        out.set_from(exposure);
+        out
     }
 }
 
@@ -210,12 +223,16 @@ pub struct ExposureScratch {
     /// Which probes (in query order) are updated this frame.
     dirty: Vec<bool>,
     /// The updated probes' points.
-    probes: Vec<ProbePoints>,
-    /// Their new exposures (swapped into the components that changed).
-    results: Vec<Exposure>,
+    probes: Vec<ProbeSpan>,
+    /// Their new exposures, as the engine gives them.
+    results: Vec<CoreExposure>,
     /// Per-task buffers.
-    tasks: Vec<ManyScratch>,
+    tasks: Vec<CoreScratch>,
+    /// The maps' generation the probes were last computed for.
+    generation: Option<u64>,
 }
+
+type CoreScratch = penumbra_core::shadow::ExposureScratch;
 
 /// The fewest probes a parallel task takes (fewer, larger tasks waste less on setup; up to four
 /// tasks per thread even out the threads).
@@ -223,9 +240,8 @@ const MIN_TASK_PROBES: usize = 256;
 
 /// Recomputes the [`Exposure`] of every probe that moved or changed, or of all probes when a
 /// shadow map changed. The probes' points are gathered first; then, on the
-/// `ComputeTaskPool`, each task takes a run of probes and hands all their points to each
-/// light's batched comparison path in one call; finally the components whose value changed are
-/// updated (so `Changed<Exposure>` means a real change).
+/// `ComputeTaskPool`, each task hands a run of probes to `Lighting::probe_exposures`; finally
+/// the components whose value changed are updated (so `Changed<Exposure>` means a real change).
 pub fn update_exposure(
     maps: Res<ShadowMaps>,
     mut probes: Query<(Ref<GlobalTransform>, Ref<LightProbe>, Mut<Exposure>)>,
@@ -234,13 +250,17 @@ pub fn update_exposure(
 ) {
     penumbra_core::zone!("bevy_penumbra::update_exposure");
     let start = Instant::now();
-    let maps_changed = maps.is_changed();
+    let lighting = maps.lighting();
+    let generation = lighting.light_generation();
+    let maps_changed = scratch.generation != Some(generation);
+    scratch.generation = Some(generation);
     let ExposureScratch {
         points,
         dirty,
         probes: list,
         results,
         tasks,
+        ..
     } = &mut *scratch;
     points.clear();
     dirty.clear();
@@ -249,7 +269,7 @@ pub fn update_exposure(
         let update = maps_changed || transform.is_changed() || probe.is_changed();
         dirty.push(update);
         if update {
-            list.push(ProbePoints {
+            list.push(ProbeSpan {
                 start: points.len(),
                 len: probe.offsets.len(),
                 normal: probe.normal,
@@ -257,7 +277,7 @@ pub fn update_exposure(
             points.extend(probe.offsets.iter().map(|&o| transform.transform_point(o)));
         }
     }
-    results.resize_with(list.len(), Exposure::default);
+    results.resize_with(list.len(), CoreExposure::default);
     if !list.is_empty() {
         let pool = ComputeTaskPool::get();
         let threads = pool.thread_num().max(1);
@@ -268,11 +288,12 @@ pub fn update_exposure(
             .min(list.len());
         let count = list.len().div_ceil(per_task);
         if tasks.len() < count {
-            tasks.resize_with(count, ManyScratch::default);
+            tasks.resize_with(count, CoreScratch::default);
         }
-        let (maps, points) = (&*maps, &points[..]);
+        let points = &points[..];
+        // No deadline runs here, so the engine cannot be interrupted.
         if count == 1 {
-            evaluate_many(maps, points, list, results, &mut tasks[0]);
+            let _ = lighting.probe_exposures(points, list, results, &mut tasks[0]);
         } else {
             pool.scope(|scope| {
                 for ((probes, out), scratch) in list
@@ -280,18 +301,21 @@ pub fn update_exposure(
                     .zip(results.chunks_mut(per_task))
                     .zip(tasks.iter_mut())
                 {
-                    scope.spawn(async move { evaluate_many(maps, points, probes, out, scratch) });
+                    scope.spawn(async move {
+                        let _ = lighting.probe_exposures(points, probes, out, scratch);
+                    });
                 }
             });
         }
     }
-    let mut fresh = results.iter_mut();
+    let mut fresh = results.iter();
+    let mut new = Exposure::default();
     for ((_, _, mut exposure), &update) in probes.iter_mut().zip(dirty.iter()) {
-        if update
-            && let Some(new) = fresh.next()
-            && *exposure != *new
-        {
-            std::mem::swap(&mut *exposure, new);
+        if update && let Some(result) = fresh.next() {
+            new.set_from(result);
+            if *exposure != new {
+                std::mem::swap(&mut *exposure, &mut new);
+            }
         }
     }
     diagnostics.probes_updated = list.len() as u32;

@@ -78,14 +78,6 @@ pub enum QueryError {
     /// The entity is not a viewer with an eye map: not a `Viewer`, or not rendered yet.
     #[error("entity {0} has no eye map (not a Viewer, or not rendered yet)")]
     NoEyeMap(Entity),
-    /// The point is outside the light's map.
-    #[error("point {point} is outside the shadow map of light {light}")]
-    Outside {
-        /// The point.
-        point: Vec3,
-        /// The light.
-        light: Entity,
-    },
     /// A coordinate is NaN or infinite.
     #[error("point {0} is not finite")]
     NotFinite(Vec3),

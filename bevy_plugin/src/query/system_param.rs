@@ -8,9 +8,9 @@ use penumbra_core::{Coord, Offset};
 
 use super::{MapRef, QueryError};
 use crate::ShadowSettings;
-use crate::probe::{Exposure, evaluate};
+use crate::probe::Exposure;
 use crate::shadow::{LightMap, ShadowMaps};
-use crate::sight::{EyeMaps, look};
+use crate::sight::look;
 
 /// Ad-hoc shadow, exposure and line-of-sight queries for any system (see the
 /// [module docs](crate::query)).
@@ -19,7 +19,6 @@ use crate::sight::{EyeMaps, look};
 #[derive(SystemParam)]
 pub struct ShadowQuery<'w> {
     maps: Option<Res<'w, ShadowMaps>>,
-    eyes: Option<Res<'w, EyeMaps>>,
     settings: Option<Res<'w, ShadowSettings>>,
 }
 
@@ -30,40 +29,38 @@ impl ShadowQuery<'_> {
         self.maps.as_deref()
     }
 
-    /// The fraction of the light that could reach `point` that does, over every light whose map
-    /// covers it (weighted by what each light would deliver): 1 in the open, 0 in full shadow.
-    /// `None` when no light reaches the point (no lights, no maps yet, outside every map).
+    /// The fraction of the light that could reach `point` that does, over every light that
+    /// reaches it (weighted by what each light would deliver): 1 in the open, 0 in full shadow.
+    /// `None` when no light reaches the point (no lights, behind every spot light, past every
+    /// range). A point outside a light's map is unshadowed by it.
     #[must_use]
     pub fn lit_fraction(&self, point: Vec3) -> Option<f32> {
-        let maps = self.maps.as_deref()?;
-        let (total, unshadowed) = evaluate(maps, &[point], None, |_| {});
-        (unshadowed > 0.0).then(|| total / unshadowed)
+        self.probe(&[point], None)?.lit_fraction()
     }
 
     /// Light arriving at `point` from every light — [`Exposure::total`] of a one-point
     /// [`LightProbe`](crate::probe::LightProbe) there. `None` when no light reaches the point.
     #[must_use]
     pub fn exposure(&self, point: Vec3) -> Option<f32> {
-        let maps = self.maps.as_deref()?;
-        let (total, unshadowed) = evaluate(maps, &[point], None, |_| {});
-        (unshadowed > 0.0).then_some(total)
+        self.probe(&[point], None).map(|e| e.total())
     }
 
     /// The [`Exposure`] a [`LightProbe`](crate::probe::LightProbe) at these world `points` (on a
-    /// surface facing `normal`) gets; `None` when no light reaches any of them.
+    /// surface facing `normal`) gets (`Lighting::probe_exposure`); `None` when no light
+    /// reaches any of them.
     #[must_use]
     pub fn probe(&self, points: &[Vec3], normal: Option<Vec3>) -> Option<Exposure> {
         let maps = self.maps.as_deref()?;
-        let mut exposure = Exposure::default();
-        exposure.evaluate(maps, points, normal);
-        (exposure.unshadowed() > 0.0).then_some(exposure)
+        let exposure = maps.lighting().probe_exposure(points, normal).ok()?;
+        (exposure.unshadowed() > 0.0).then(|| Exposure::from(&exposure))
     }
 
-    /// The lit fraction of `point` in one light's map with its PCF kernel, 0 to 1.
+    /// The lit fraction of `point` in one light's map with its PCF kernel, 0 to 1 (1 outside
+    /// the map).
     ///
     /// # Errors
     /// The light has no map ([`QueryError::NoMap`], [`QueryError::UnknownName`],
-    /// [`QueryError::MapFailed`]), the point is not finite or outside the map.
+    /// [`QueryError::MapFailed`]), the point is not finite.
     pub fn lit_fraction_from<'a>(
         &self,
         light: impl Into<MapRef<'a>>,
@@ -73,13 +70,7 @@ impl ShadowQuery<'_> {
         if !point.is_finite() {
             return Err(QueryError::NotFinite(point));
         }
-        if !light.covers(point) {
-            return Err(QueryError::Outside {
-                point,
-                light: light.entity(),
-            });
-        }
-        Ok(light.map().lit_fraction(point, None, light.light().kernel))
+        Ok(light.map().lit_fraction(point, None))
     }
 
     /// True when `viewer` sees `target` (its visible fraction reaches
@@ -130,10 +121,10 @@ impl ShadowQuery<'_> {
     /// # Errors
     /// As [`lit_fraction_from`](Self::lit_fraction_from).
     pub fn shadow_map<'a>(&self, map: impl Into<MapRef<'a>>) -> Result<&ShadowMap, QueryError> {
-        self.light_map(map).map(LightMap::map)
+        self.light_map(map).map(|m| m.map())
     }
 
-    fn light_map<'a>(&self, map: impl Into<MapRef<'a>>) -> Result<&LightMap, QueryError> {
+    fn light_map<'a>(&self, map: impl Into<MapRef<'a>>) -> Result<LightMap<'_>, QueryError> {
         let map = map.into();
         let maps = self.maps.as_deref();
         match map {
@@ -155,9 +146,9 @@ impl ShadowQuery<'_> {
 
     fn look(&self, viewer: Entity, target: Vec3, radius: f32) -> Result<(f32, bool), QueryError> {
         let eye = self
-            .eyes
+            .maps
             .as_deref()
-            .and_then(|e| e.get(viewer))
+            .and_then(|m| m.eye_map(viewer))
             .ok_or(QueryError::NoEyeMap(viewer))?;
         if !target.is_finite() {
             return Err(QueryError::NotFinite(target));

@@ -6,11 +6,13 @@
 //! gives its shadow map — resolution, depth format, bias, PCF kernel and the static sampler it
 //! is read with — so the map the [`ShadowMapPlugin`] renders is the one the GPU samples.
 //!
-//! Maps live in the [`ShadowMaps`] resource. A light's map is re-rendered in
-//! [`PenumbraSystems::Rasterize`] only when the light (its
-//! component, transform or resolved sampler) changed, or an occluder changed within its reach
-//! — anywhere for a directional light, within `range` for spot and point lights. A static
-//! scene renders each map once.
+//! Maps live in the [`ShadowMaps`] resource, a binding over the engine's
+//! [`Lighting`](penumbra_core::shadow::Lighting), which owns the occluders, lights, eyes and
+//! their maps. Each frame the plugin hands it the lights that changed (component, transform,
+//! resolved sampler); the engine drops a light's map only when the light changed or an
+//! occluder change can reach it — anywhere for a directional light, within `range` for spot
+//! and point lights — and [`PenumbraSystems::Rasterize`] renders the dropped maps, side by side
+//! on the `ComputeTaskPool`. A static scene renders each map once.
 //!
 //! ```
 //! use bevy_app::App;
@@ -23,7 +25,7 @@
 //! app.add_plugins((bevy_app::TaskPoolPlugin::default(), TransformPlugin, PenumbraPlugin::default()));
 //! app.world_mut().spawn((Occluder::cuboid(Vec3::new(20.0, 1.0, 20.0)), Transform::from_xyz(0.0, -0.5, 0.0)));
 //! let lamp = app.world_mut().spawn((
-//!     ShadowLight::spot(0.6, 15.0, 30.0).with_resolution(256).with_kernel(PcfKernel::Pcf3x3),
+//!     ShadowLight::spot(0.6, 15.0, 30.0).with_resolution(256).with_kernel(PcfKernel::PCF_3X3),
 //!     Transform::from_xyz(0.0, 5.0, 0.0).looking_at(Vec3::ZERO, Vec3::Z),
 //! )).id();
 //! app.update();
@@ -31,6 +33,7 @@
 //! assert_eq!(maps.get(lamp).unwrap().map().resolution(), 256);
 //! ```
 
+use std::collections::HashMap;
 use std::time::Instant;
 
 use bevy_app::{App, Plugin, PostUpdate};
@@ -42,10 +45,10 @@ use bevy_transform::components::{GlobalTransform, Transform};
 use glam::Vec3;
 use penumbra_core::Format;
 use penumbra_core::shadow::{
-    Aabb, Light, LightKind, PcfKernel, Scene, ShadowBias, ShadowError, ShadowMap,
+    Aabb, EyeId, EyeMap, Light, LightId, LightKind, Lighting, PcfKernel, ShadowBias, ShadowError,
+    ShadowMap,
 };
 
-use crate::occluder::OccluderScene;
 use crate::samplers::{ShadowSampler, StaticSamplers};
 use crate::{PenumbraDiagnostics, PenumbraSystems, ShadowSettings};
 
@@ -225,7 +228,8 @@ impl ShadowLight {
             format: self.format,
             bias: self.bias,
             sampler,
-            kernel: self.kernel,
+            kernel: self.kernel.clone(),
+            ..Light::directional(Vec3::NEG_Z, 0.0)
         }
     }
 }
@@ -242,16 +246,15 @@ pub enum MapError {
     Shadow(#[from] ShadowError),
 }
 
-/// One light's rendered map, with the engine light it was rendered for.
-#[derive(Clone, Debug)]
-pub struct LightMap {
+/// One light's rendered map, seen through [`ShadowMaps`].
+#[derive(Clone, Copy, Debug)]
+pub struct LightMap<'a> {
     entity: Entity,
-    name: Option<Name>,
-    light: Light,
-    map: ShadowMap,
+    name: Option<&'a str>,
+    map: &'a ShadowMap,
 }
 
-impl LightMap {
+impl<'a> LightMap<'a> {
     /// The light's entity.
     #[must_use]
     pub fn entity(&self) -> Entity {
@@ -260,82 +263,94 @@ impl LightMap {
 
     /// The light entity's [`Name`], if it has one.
     #[must_use]
-    pub fn name(&self) -> Option<&str> {
-        self.name.as_ref().map(Name::as_str)
+    pub fn name(&self) -> Option<&'a str> {
+        self.name
     }
 
     /// The engine light (world placement, resolved sampler) the map was rendered for.
     #[must_use]
-    pub fn light(&self) -> &Light {
-        &self.light
+    pub fn light(&self) -> &'a Light {
+        self.map.light()
     }
 
     /// The map.
     #[must_use]
-    pub fn map(&self) -> &ShadowMap {
-        &self.map
-    }
-
-    /// True when `point` lies inside the map: inside a directional map's square, a spot light's
-    /// cone, or a point light's range.
-    #[must_use]
-    pub fn covers(&self, point: Vec3) -> bool {
-        match &self.light.kind {
-            LightKind::Directional { .. } | LightKind::Cascaded { .. } => self
-                .map
-                .project(0, point)
-                .is_some_and(|[u, v, _]| (0.0..=1.0).contains(&u) && (0.0..=1.0).contains(&v)),
-            LightKind::Spot { .. } => self.light.unshadowed(point) > 0.0,
-            LightKind::Point { position, range } => point.distance(*position) <= *range,
-        }
-    }
-
-    /// Light that reaches `point` if nothing is in the way — intensity × falloff × cone — or 0
-    /// when the point is outside the map.
-    #[must_use]
-    pub fn reach(&self, point: Vec3) -> f32 {
-        if !point.is_finite() || !self.covers(point) {
-            return 0.0;
-        }
-        self.light.unshadowed(point)
+    pub fn map(&self) -> &'a ShadowMap {
+        self.map
     }
 }
 
-/// Every light's shadow map (in entity order), and why a light has none.
+/// The engine handle of a light entity.
+pub(crate) fn light_id(entity: Entity) -> LightId {
+    LightId(entity.to_bits())
+}
+
+/// The engine handle of a viewer entity.
+pub(crate) fn eye_id(entity: Entity) -> EyeId {
+    EyeId(entity.to_bits())
+}
+
+/// The entity of an engine handle this plugin made.
+pub(crate) fn entity_of(id: u64) -> Option<Entity> {
+    Entity::try_from_bits(id)
+}
+
+/// The world's lighting: the engine's [`Lighting`] (occluders, lights and viewers by entity,
+/// their maps), the lights' names, and why a light or viewer has no map.
 #[derive(Resource, Debug, Default)]
 pub struct ShadowMaps {
-    maps: Vec<LightMap>,
+    lighting: Lighting,
+    names: HashMap<LightId, Name>,
     errors: EntityHashMap<MapError>,
+    eye_errors: EntityHashMap<ShadowError>,
 }
 
 impl ShadowMaps {
-    /// The maps, in entity order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = &LightMap> {
-        self.maps.iter()
+    /// The engine lighting (read-only; the plugin's systems keep it in step with the world).
+    #[must_use]
+    pub fn lighting(&self) -> &Lighting {
+        &self.lighting
     }
 
-    /// Number of maps.
+    pub(crate) fn lighting_mut(&mut self) -> &mut Lighting {
+        &mut self.lighting
+    }
+
+    fn view(&self, id: LightId) -> Option<LightMap<'_>> {
+        Some(LightMap {
+            entity: entity_of(id.0)?,
+            name: self.names.get(&id).map(Name::as_str),
+            map: self.lighting.rendered_map(id)?,
+        })
+    }
+
+    /// The rendered maps, in entity order.
+    pub fn iter(&self) -> impl Iterator<Item = LightMap<'_>> {
+        self.lighting.lights().filter_map(|(id, _)| self.view(id))
+    }
+
+    /// Number of rendered maps.
     #[must_use]
     pub fn len(&self) -> usize {
-        self.maps.len()
+        self.iter().count()
     }
 
-    /// True without maps.
+    /// True without rendered maps.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.maps.is_empty()
+        self.iter().next().is_none()
     }
 
     /// The map of a light entity.
     #[must_use]
-    pub fn get(&self, light: Entity) -> Option<&LightMap> {
-        self.position(light).ok().map(|i| &self.maps[i])
+    pub fn get(&self, light: Entity) -> Option<LightMap<'_>> {
+        self.view(light_id(light))
     }
 
     /// The map of the light whose [`Name`] is `name` (the first in entity order).
     #[must_use]
-    pub fn get_by_name(&self, name: &str) -> Option<&LightMap> {
-        self.maps.iter().find(|m| m.name() == Some(name))
+    pub fn get_by_name(&self, name: &str) -> Option<LightMap<'_>> {
+        self.iter().find(|m| m.name() == Some(name))
     }
 
     /// Why a light has no map (an unknown sampler, an invalid light, a directional light with
@@ -350,32 +365,54 @@ impl ShadowMaps {
         self.errors.iter().map(|(e, err)| (*e, err))
     }
 
-    fn position(&self, light: Entity) -> Result<usize, usize> {
-        self.maps.binary_search_by_key(&light, |m| m.entity)
+    /// The eye map of a [`Viewer`](crate::sight::Viewer) entity.
+    #[must_use]
+    pub fn eye_map(&self, viewer: Entity) -> Option<&EyeMap> {
+        self.lighting.rendered_eye_map(eye_id(viewer))
     }
 
-    fn insert(&mut self, map: LightMap) {
-        self.errors.remove(&map.entity);
-        match self.position(map.entity) {
-            Ok(i) => self.maps[i] = map,
-            Err(i) => self.maps.insert(i, map),
+    /// Why a viewer has no eye map (an invalid field of view or range).
+    #[must_use]
+    pub fn eye_error(&self, viewer: Entity) -> Option<&ShadowError> {
+        self.eye_errors.get(&viewer)
+    }
+
+    /// Number of rendered eye maps.
+    #[must_use]
+    pub fn eye_map_count(&self) -> usize {
+        self.lighting
+            .eyes()
+            .filter(|(id, _)| self.lighting.rendered_eye_map(*id).is_some())
+            .count()
+    }
+
+    pub(crate) fn set_eye_error(&mut self, viewer: Entity, error: Option<ShadowError>) {
+        match error {
+            Some(e) => {
+                if self.eye_errors.get(&viewer) != Some(&e) {
+                    log::error!("bevy_penumbra: viewer {viewer}: {e}");
+                }
+                self.eye_errors.insert(viewer, e);
+            }
+            None => {
+                self.eye_errors.remove(&viewer);
+            }
         }
     }
 
     fn fail(&mut self, light: Entity, error: MapError) {
-        self.remove(light);
+        // Once per new reason, not on every retry after an occluder change.
+        if self.errors.get(&light) != Some(&error) {
+            log::error!("bevy_penumbra: shadow light {light}: {error}");
+        }
         self.errors.insert(light, error);
     }
 
     fn remove(&mut self, light: Entity) -> bool {
+        let id = light_id(light);
+        self.names.remove(&id);
         let had_error = self.errors.remove(&light).is_some();
-        match self.position(light) {
-            Ok(i) => {
-                self.maps.remove(i);
-                true
-            }
-            Err(_) => had_error,
-        }
+        self.lighting.remove_light(id).is_some() || had_error
     }
 }
 
@@ -406,7 +443,6 @@ impl Default for ShadowMapPlugin {
 impl Plugin for ShadowMapPlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<ShadowMaps>()
-            .init_resource::<OccluderScene>()
             .init_resource::<StaticSamplers>()
             .init_resource::<ShadowSettings>()
             .init_resource::<PenumbraDiagnostics>()
@@ -421,60 +457,21 @@ impl Plugin for ShadowMapPlugin {
     }
 }
 
-/// True when an occluder change this frame can move a shadow in `light`'s map.
-pub(crate) fn scene_change_reaches(occluders: &OccluderScene, kind: &LightKind) -> bool {
-    match kind {
-        // The map is fitted to the whole scene: any change can move it.
-        LightKind::Directional { .. } | LightKind::Cascaded { .. } => {
-            !occluders.changed_regions().is_empty()
-        }
-        LightKind::Spot {
-            position, range, ..
-        }
-        | LightKind::Point { position, range } => occluders.changed_within(*position, *range),
-    }
-}
-
-/// Renders the maps of many lights: side by side on the `ComputeTaskPool` (one rasterizer
-/// thread each) when there are several, with `threads` rasterizer threads when there is one.
-pub(crate) fn render_all<T, R>(
-    scene: &Scene,
-    threads: usize,
-    jobs: &[T],
-    render: impl Fn(&T, &Scene) -> R + Sync,
-) -> Vec<R>
-where
-    T: Sync,
-    R: Send + 'static,
-{
+/// Runs `render` for every job: side by side on the `ComputeTaskPool` with one rasterizer
+/// thread each when there are several, with `threads` rasterizer threads when there is one.
+pub(crate) fn render_all<T: Sync>(threads: usize, jobs: &[T], render: impl Fn(&T, usize) + Sync) {
     match jobs {
-        [] => Vec::new(),
-        [one] => {
-            let scene = Scene {
-                occluders: scene.occluders.clone(),
-                threads,
-            };
-            vec![render(one, &scene)]
-        }
+        [] => {}
+        [one] => render(one, threads),
         many => {
-            let scene = Scene {
-                occluders: scene.occluders.clone(),
-                threads: 1,
-            };
-            let (scene, render) = (&scene, &render);
+            let render = &render;
             ComputeTaskPool::get_or_init(bevy_tasks::TaskPool::default).scope(|s| {
                 for job in many {
-                    s.spawn(async move { render(job, scene) });
+                    s.spawn(async move { render(job, 1) });
                 }
-            })
+            });
         }
     }
-}
-
-struct LightJob {
-    entity: Entity,
-    name: Option<Name>,
-    light: Light,
 }
 
 /// A light with change ticks, and its name if any.
@@ -485,12 +482,11 @@ type LightData = (
     Option<Ref<'static, Name>>,
 );
 
-/// Re-renders the map of every light that changed or that an occluder change reaches, drops the
-/// maps of removed lights, and records why a light could not render.
+/// Hands the lights that changed to the engine, drops removed ones, renders every map the
+/// engine no longer holds, and records why a light could not render.
 pub fn render_shadow_maps(
     lights: Query<LightData>,
     mut removed: RemovedComponents<ShadowLight>,
-    occluders: Res<OccluderScene>,
     samplers: Res<StaticSamplers>,
     settings: Res<ShadowSettings>,
     mut maps: ResMut<ShadowMaps>,
@@ -498,69 +494,59 @@ pub fn render_shadow_maps(
 ) {
     penumbra_core::zone!("bevy_penumbra::render_shadow_maps");
     let start = Instant::now();
+    let before = maps.lighting.light_generation();
+    let state = maps.bypass_change_detection();
     for entity in removed.read() {
-        if !lights.contains(entity) && maps.bypass_change_detection().remove(entity) {
-            maps.set_changed();
+        if !lights.contains(entity) {
+            state.remove(entity);
         }
     }
-    let mut jobs = Vec::new();
     for (entity, light, transform, name) in &lights {
-        let known = maps.position(entity).is_ok() || maps.error(entity).is_some();
+        let id = light_id(entity);
+        let known = state.lighting.light(id).is_some() || state.errors.contains_key(&entity);
         let name_changed = name.as_ref().is_some_and(|n| n.is_changed());
-        let light_changed = light.is_changed() || transform.is_changed() || samplers.is_changed();
-        if known && !light_changed && !name_changed && !occluders.is_changed() {
+        if known
+            && !name_changed
+            && !light.is_changed()
+            && !transform.is_changed()
+            && !samplers.is_changed()
+        {
             continue;
         }
+        match name {
+            Some(n) => state.names.insert(id, Name::clone(&n)),
+            None => state.names.remove(&id),
+        };
         let Some(sampler) = samplers.resolve(&light.sampler) else {
             let error = MapError::SamplerNotFound(light.sampler.clone());
-            if maps.error(entity) != Some(&error) {
-                log::error!("bevy_penumbra: shadow light {entity}: {error}");
-                maps.fail(entity, error);
-            }
+            state.lighting.remove_light(id);
+            state.fail(entity, error);
             continue;
         };
-        let engine = light.to_engine(&transform, sampler);
-        let name = name.map(|n| Name::clone(&n));
-        if let Ok(i) = maps.position(entity)
-            && maps.maps[i].light == engine
-            && !scene_change_reaches(&occluders, &engine.kind)
-        {
-            if maps.maps[i].name != name {
-                maps.maps[i].name = name;
-            }
+        state
+            .lighting
+            .set_light(id, light.to_engine(&transform, sampler));
+    }
+    let pending = state.lighting.pending_lights();
+    let lighting = &state.lighting;
+    render_all(settings.raster_threads, &pending, |&id, threads| {
+        let _ = lighting.map_with_threads(id, threads);
+    });
+    for id in &pending {
+        let Some(entity) = entity_of(id.0) else {
             continue;
-        }
-        jobs.push(LightJob {
-            entity,
-            name,
-            light: engine,
-        });
-    }
-    let results = render_all(
-        occluders.scene(),
-        settings.raster_threads,
-        &jobs,
-        |job, scene| job.light.render(scene),
-    );
-    let rendered = results.len() as u32;
-    for (job, result) in jobs.into_iter().zip(results) {
-        match result {
-            Ok(map) => maps.insert(LightMap {
-                entity: job.entity,
-                name: job.name,
-                light: job.light,
-                map,
-            }),
-            Err(error) => {
-                let error = MapError::from(error);
-                // Once per new reason, not on every retry after an occluder change.
-                if maps.error(job.entity) != Some(&error) {
-                    log::error!("bevy_penumbra: shadow light {}: {error}", job.entity);
-                }
-                maps.fail(job.entity, error);
+        };
+        match state.lighting.map_error(*id).cloned() {
+            Some(error) => state.fail(entity, MapError::Shadow(error)),
+            None => {
+                state.errors.remove(&entity);
             }
         }
     }
+    if maps.lighting.light_generation() != before || !pending.is_empty() {
+        maps.set_changed();
+    }
+    let rendered = pending.len() as u32;
     diagnostics.shadow_maps_rendered = rendered;
     diagnostics.total_shadow_maps_rendered += u64::from(rendered);
     diagnostics.render_shadow_maps = start.elapsed();

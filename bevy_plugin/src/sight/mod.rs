@@ -2,7 +2,8 @@
 //!
 //! A [`Viewer`] is an eye at its entity's `GlobalTransform`, looking along the forward axis (−Z)
 //! with a field of view and a range, and a list of target entities to watch. The
-//! [`LineOfSightPlugin`] renders each viewer's depth map (the engine's eye map: the same
+//! [`LineOfSightPlugin`] renders each viewer's depth map (kept by the engine's
+//! [`Lighting`](penumbra_core::shadow::Lighting) in [`ShadowMaps`]) (the engine's eye map: the same
 //! rasterizer and comparison sampler as a shadow map, with the eye as the light) in
 //! [`PenumbraSystems::Rasterize`] — again only when the eye
 //! moved or an occluder within its range changed — and in
@@ -39,15 +40,13 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
 
 use bevy_app::{App, Plugin, PostUpdate};
-use bevy_ecs::entity::EntityHashMap;
 use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::{InternedScheduleLabel, ScheduleLabel};
 use bevy_transform::components::{GlobalTransform, Transform};
 use glam::Vec3;
-use penumbra_core::shadow::{EyeMap, ShadowError, Viewer as Eye};
+use penumbra_core::shadow::{EyeMap, Viewer as Eye};
 
-use crate::occluder::OccluderScene;
-use crate::shadow::render_all;
+use crate::shadow::{ShadowMaps, entity_of, eye_id, render_all};
 use crate::{PenumbraDiagnostics, PenumbraSystems, ShadowSettings};
 
 /// An eye at the entity's transform, looking along its forward axis (−Z).
@@ -155,44 +154,6 @@ impl LineOfSight {
     }
 }
 
-/// Every viewer's eye map, and why a viewer has none.
-#[derive(Resource, Debug, Default)]
-pub struct EyeMaps {
-    eyes: EntityHashMap<EyeMap>,
-    errors: EntityHashMap<ShadowError>,
-}
-
-impl EyeMaps {
-    /// The eye map of a viewer entity.
-    #[must_use]
-    pub fn get(&self, viewer: Entity) -> Option<&EyeMap> {
-        self.eyes.get(&viewer)
-    }
-
-    /// Why a viewer has no eye map (an invalid field of view or range).
-    #[must_use]
-    pub fn error(&self, viewer: Entity) -> Option<&ShadowError> {
-        self.errors.get(&viewer)
-    }
-
-    /// Number of eye maps.
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.eyes.len()
-    }
-
-    /// True without eye maps.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.eyes.is_empty()
-    }
-
-    fn remove(&mut self, viewer: Entity) -> bool {
-        let had_error = self.errors.remove(&viewer).is_some();
-        self.eyes.remove(&viewer).is_some() || had_error
-    }
-}
-
 /// A viewer's visible fraction of a target of `radius` at `point`, and whether that counts as
 /// seen — shared by [`LineOfSight`] and [`ShadowQuery`](crate::query::ShadowQuery).
 pub(crate) fn look(eye: Option<&EyeMap>, point: Vec3, radius: f32, threshold: f32) -> (f32, bool) {
@@ -226,8 +187,7 @@ impl Default for LineOfSightPlugin {
 
 impl Plugin for LineOfSightPlugin {
     fn build(&self, app: &mut App) {
-        app.init_resource::<EyeMaps>()
-            .init_resource::<OccluderScene>()
+        app.init_resource::<ShadowMaps>()
             .init_resource::<ShadowSettings>()
             .init_resource::<PenumbraDiagnostics>()
             .add_systems(
@@ -244,66 +204,50 @@ impl Plugin for LineOfSightPlugin {
     }
 }
 
-struct EyeJob {
-    entity: Entity,
-    eye: Eye,
-}
-
-/// Re-renders the eye map of every viewer that moved or changed, or that an occluder change
-/// within its range reaches; drops the maps of removed viewers.
+/// Hands the viewers that moved or changed to the engine, drops removed ones, and renders every
+/// eye map the engine no longer holds (an occluder change within an eye's range drops it).
 pub fn render_eye_maps(
     viewers: Query<(Entity, Ref<Viewer>, Ref<GlobalTransform>)>,
     mut removed: RemovedComponents<Viewer>,
-    occluders: Res<OccluderScene>,
     settings: Res<ShadowSettings>,
-    mut eyes: ResMut<EyeMaps>,
+    mut maps: ResMut<ShadowMaps>,
     mut diagnostics: ResMut<PenumbraDiagnostics>,
 ) {
     penumbra_core::zone!("bevy_penumbra::render_eye_maps");
     let start = Instant::now();
+    let state = maps.bypass_change_detection();
+    let before = state.lighting().eye_generation();
     for entity in removed.read() {
-        if !viewers.contains(entity) && eyes.bypass_change_detection().remove(entity) {
-            eyes.set_changed();
+        if !viewers.contains(entity) {
+            state.lighting_mut().remove_eye(eye_id(entity));
+            state.set_eye_error(entity, None);
         }
     }
-    let mut jobs = Vec::new();
     for (entity, viewer, transform) in &viewers {
-        let known = eyes.eyes.contains_key(&entity) || eyes.errors.contains_key(&entity);
-        let changed = viewer.is_changed() || transform.is_changed();
-        if known && !changed && !occluders.is_changed() {
+        let id = eye_id(entity);
+        let known = state.lighting().eye(id).is_some();
+        if known && !viewer.is_changed() && !transform.is_changed() {
             continue;
         }
-        let eye = viewer.to_engine(&transform);
-        if let Some(map) = eyes.eyes.get(&entity)
-            && *map.viewer() == eye
-            && !occluders.changed_within(eye.position, eye.range)
-        {
-            continue;
-        }
-        jobs.push(EyeJob { entity, eye });
+        state
+            .lighting_mut()
+            .set_eye(id, viewer.to_engine(&transform));
     }
-    let results = render_all(
-        occluders.scene(),
-        settings.raster_threads,
-        &jobs,
-        |job, scene| job.eye.render(scene),
-    );
-    let rendered = results.len() as u32;
-    for (job, result) in jobs.into_iter().zip(results) {
-        match result {
-            Ok(map) => {
-                eyes.errors.remove(&job.entity);
-                eyes.eyes.insert(job.entity, map);
-            }
-            Err(error) => {
-                if eyes.errors.get(&job.entity) != Some(&error) {
-                    log::error!("bevy_penumbra: viewer {}: {error}", job.entity);
-                }
-                eyes.eyes.remove(&job.entity);
-                eyes.errors.insert(job.entity, error);
-            }
+    let pending = state.lighting().pending_eyes();
+    let lighting = state.lighting();
+    render_all(settings.raster_threads, &pending, |&id, threads| {
+        let _ = lighting.eye_map_with_threads(id, threads);
+    });
+    for id in &pending {
+        if let Some(entity) = entity_of(id.0) {
+            let error = state.lighting().eye_map_error(*id).cloned();
+            state.set_eye_error(entity, error);
         }
     }
+    if state.lighting().eye_generation() != before || !pending.is_empty() {
+        maps.set_changed();
+    }
+    let rendered = pending.len() as u32;
     diagnostics.eye_maps_rendered = rendered;
     diagnostics.total_eye_maps_rendered += u64::from(rendered);
     diagnostics.render_eye_maps = start.elapsed();
@@ -311,7 +255,7 @@ pub fn render_eye_maps(
 
 /// Writes every viewer's [`LineOfSight`] of its targets, in parallel.
 pub fn update_line_of_sight(
-    eyes: Res<EyeMaps>,
+    maps: Res<ShadowMaps>,
     settings: Res<ShadowSettings>,
     mut viewers: Query<(Entity, &Viewer, Mut<LineOfSight>)>,
     targets: Query<(&GlobalTransform, Option<&SightTarget>)>,
@@ -324,7 +268,7 @@ pub fn update_line_of_sight(
     viewers.par_iter_mut().for_each_init(
         LineOfSight::default,
         |scratch, (entity, viewer, mut sight)| {
-            let eye = eyes.get(entity);
+            let eye = maps.eye_map(entity);
             scratch.sightings.clear();
             for &target in &viewer.targets {
                 let Ok((transform, shape)) = targets.get(target) else {

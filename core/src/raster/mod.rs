@@ -23,7 +23,7 @@
 //!   unless [`RasterState::front_counter_clockwise`]. Triangles of zero snapped area are dropped.
 //! * **Depth**: `z/w`, interpolated linearly in screen space from the snapped vertices, plus the
 //!   depth bias ([`DepthBias`]), then clamped to the viewport's [0, 1].
-//! * **Depth test**: LESS with writes; D16 compares and stores `float_to_unorm(depth, 16)`.
+//! * **Depth test**: LESS (or GREATER, [`RasterState::depth_func`]) with writes; D16 compares and stores `float_to_unorm(depth, 16)`.
 //!   Subnormal D32 results are flushed to +0 before the test (D3D's float32 rules).
 //!
 //! Vertices with NaN or infinite clip coordinates remove the triangles that use them.
@@ -118,6 +118,19 @@ pub struct RasterState {
     /// geometry in front of the near plane or past the far plane is drawn with its depth clamped
     /// to [0, 1] (pancaking, as shadow-map renderers use it).
     pub depth_clip: bool,
+    /// The depth test: LESS (D3D12's usual shadow pass, the target cleared to 1) or GREATER
+    /// (reverse depth, the target cleared to 0).
+    pub depth_func: DepthFunc,
+}
+
+/// The depth test of a [`RasterState`] (with depth writes on).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum DepthFunc {
+    /// `D3D12_COMPARISON_FUNC_LESS`: a pixel is written when nearer than the stored depth.
+    #[default]
+    Less,
+    /// `D3D12_COMPARISON_FUNC_GREATER`: for reverse depth (near plane at 1).
+    Greater,
 }
 
 impl Default for RasterState {
@@ -128,6 +141,7 @@ impl Default for RasterState {
             front_counter_clockwise: false,
             depth_bias: DepthBias::default(),
             depth_clip: true,
+            depth_func: DepthFunc::Less,
         }
     }
 }
@@ -267,7 +281,13 @@ pub fn rasterize(
     } else {
         1
     };
-    let pixels_written = tile::draw(target.storage_mut(), &grid, &chunks, raster_threads);
+    let pixels_written = tile::draw(
+        target.storage_mut(),
+        &grid,
+        &chunks,
+        raster_threads,
+        state.depth_func == DepthFunc::Greater,
+    );
     crate::plot!("penumbra::raster triangles drawn", triangles_drawn);
     crate::plot!("penumbra::raster pixels written", pixels_written);
     RasterStats {

@@ -123,11 +123,12 @@ fn may_cover(t: &Tri, rect: [i32; 4]) -> bool {
     })
 }
 
-/// A depth buffer cell: the LESS test with write.
+/// A depth buffer cell: the LESS (or, with `GREATER`, the GREATER) test with write.
 trait Slot: Copy + Send {
     /// Tests the interpolated (biased) depth `z` against the stored value and writes it if it
-    /// is less; returns whether it wrote. `PLAIN`: `z` is known to lie in [2⁻¹²⁶, 1] already.
-    fn test_write<const PLAIN: bool>(&mut self, z: f64) -> bool;
+    /// is less (greater); returns whether it wrote. `PLAIN`: `z` is known to lie in
+    /// [2⁻¹²⁶, 1] already.
+    fn test_write<const PLAIN: bool, const GREATER: bool>(&mut self, z: f64) -> bool;
 }
 
 /// The depth a pixel sees: clamped to the viewport's [0, 1], with subnormals (and −0) made +0.
@@ -146,11 +147,11 @@ fn viewport_depth<const PLAIN: bool>(z: f64) -> f32 {
 
 impl Slot for f32 {
     #[inline(always)]
-    fn test_write<const PLAIN: bool>(&mut self, z: f64) -> bool {
+    fn test_write<const PLAIN: bool, const GREATER: bool>(&mut self, z: f64) -> bool {
         let (d, old) = (viewport_depth::<PLAIN>(z), *self);
-        let less = d < old;
-        *self = if less { d } else { old };
-        less
+        let pass = if GREATER { d > old } else { d < old };
+        *self = if pass { d } else { old };
+        pass
     }
 }
 
@@ -163,24 +164,38 @@ fn unorm16(d: f32) -> u16 {
 
 impl Slot for u16 {
     #[inline(always)]
-    fn test_write<const PLAIN: bool>(&mut self, z: f64) -> bool {
+    fn test_write<const PLAIN: bool, const GREATER: bool>(&mut self, z: f64) -> bool {
         let (code, old) = (unorm16(viewport_depth::<PLAIN>(z)), *self);
-        let less = code < old;
-        *self = if less { code } else { old };
-        less
+        let pass = if GREATER { code > old } else { code < old };
+        *self = if pass { code } else { old };
+        pass
     }
 }
 
-/// Draws every tile; returns the number of pixels written.
-pub(crate) fn draw(storage: &mut Storage, grid: &Grid, chunks: &[Chunk], threads: usize) -> u64 {
+/// Draws every tile with the LESS test (`greater`: the GREATER test); returns the number of
+/// pixels written.
+pub(crate) fn draw(
+    storage: &mut Storage,
+    grid: &Grid,
+    chunks: &[Chunk],
+    threads: usize,
+    greater: bool,
+) -> u64 {
     crate::zone!("penumbra::raster::draw");
-    match storage {
-        Storage::F32(values) => draw_tiles(values, grid, chunks, threads),
-        Storage::U16(codes) => draw_tiles(codes, grid, chunks, threads),
+    match (storage, greater) {
+        (Storage::F32(values), false) => draw_tiles::<_, false>(values, grid, chunks, threads),
+        (Storage::F32(values), true) => draw_tiles::<_, true>(values, grid, chunks, threads),
+        (Storage::U16(codes), false) => draw_tiles::<_, false>(codes, grid, chunks, threads),
+        (Storage::U16(codes), true) => draw_tiles::<_, true>(codes, grid, chunks, threads),
     }
 }
 
-fn draw_tiles<S: Slot>(buf: &mut [S], grid: &Grid, chunks: &[Chunk], threads: usize) -> u64 {
+fn draw_tiles<S: Slot, const GREATER: bool>(
+    buf: &mut [S],
+    grid: &Grid,
+    chunks: &[Chunk],
+    threads: usize,
+) -> u64 {
     let busy = |t: usize| chunks.iter().any(|c| !c.tile_items(t).is_empty());
     let tiles = buf
         .chunks_mut(TILE_PIXELS)
@@ -188,10 +203,12 @@ fn draw_tiles<S: Slot>(buf: &mut [S], grid: &Grid, chunks: &[Chunk], threads: us
         .filter(|&(t, _)| busy(t));
     if threads <= 1 {
         tiles
-            .map(|(t, tile)| draw_tile(tile, t, grid, chunks))
+            .map(|(t, tile)| draw_tile::<S, GREATER>(tile, t, grid, chunks))
             .sum()
     } else {
-        super::run_parallel(tiles, threads, |(t, tile)| draw_tile(tile, t, grid, chunks))
+        super::run_parallel(tiles, threads, |(t, tile)| {
+            draw_tile::<S, GREATER>(tile, t, grid, chunks)
+        })
     }
 }
 
@@ -207,7 +224,12 @@ fn warm<S: Slot>(tile: &[S]) {
 }
 
 /// Draws tile `t`'s triangles, chunk after chunk, each chunk in submission order.
-fn draw_tile<S: Slot>(tile: &mut [S], t: usize, grid: &Grid, chunks: &[Chunk]) -> u64 {
+fn draw_tile<S: Slot, const GREATER: bool>(
+    tile: &mut [S],
+    t: usize,
+    grid: &Grid,
+    chunks: &[Chunk],
+) -> u64 {
     // Once the deadline has passed the remaining tiles are skipped (`rasterize` reports it).
     if crate::deadline::expired() {
         return 0;
@@ -217,7 +239,7 @@ fn draw_tile<S: Slot>(tile: &mut [S], t: usize, grid: &Grid, chunks: &[Chunk]) -
     let mut written = 0;
     for chunk in chunks {
         for &i in chunk.tile_items(t) {
-            written += draw_triangle(tile, rect, &chunk.tris[i as usize]);
+            written += draw_triangle::<S, GREATER>(tile, rect, &chunk.tris[i as usize]);
         }
     }
     written
@@ -226,7 +248,7 @@ fn draw_tile<S: Slot>(tile: &mut [S], t: usize, grid: &Grid, chunks: &[Chunk]) -
 /// Draws the part of `t` inside `rect` (the tile's inclusive pixel rectangle) into `tile`, with
 /// incremental edge functions: one set of products at the first pixel, then additions.
 #[inline]
-fn draw_triangle<S: Slot>(tile: &mut [S], rect: [i32; 4], t: &Tri) -> u64 {
+fn draw_triangle<S: Slot, const GREATER: bool>(tile: &mut [S], rect: [i32; 4], t: &Tri) -> u64 {
     let xs = rect[0].max(i32::from(t.bbox[0]));
     let ys = rect[1].max(i32::from(t.bbox[1]));
     let xe = rect[2].min(i32::from(t.bbox[2]));
@@ -279,9 +301,9 @@ fn draw_triangle<S: Slot>(tile: &mut [S], rect: [i32; 4], t: &Tri) -> u64 {
         let z_row = z_start + t.dzdy * r as f64;
         let span = &mut tile[start + lo as usize..start + hi as usize];
         written += if t.plain {
-            depth_span::<S, true>(span, z_row + t.dzdx * lo as f64, t.dzdx)
+            depth_span::<S, true, GREATER>(span, z_row + t.dzdx * lo as f64, t.dzdx)
         } else {
-            depth_span::<S, false>(span, z_row + t.dzdx * lo as f64, t.dzdx)
+            depth_span::<S, false, GREATER>(span, z_row + t.dzdx * lo as f64, t.dzdx)
         };
     }
     written
@@ -322,11 +344,15 @@ fn end_inside(e: i64, s: i64, inv: f64, width: i64) -> i64 {
 
 /// The depth test and write along one covered run starting at depth `z0`.
 #[inline(always)]
-fn depth_span<S: Slot, const PLAIN: bool>(span: &mut [S], z0: f64, dzdx: f64) -> u64 {
+fn depth_span<S: Slot, const PLAIN: bool, const GREATER: bool>(
+    span: &mut [S],
+    z0: f64,
+    dzdx: f64,
+) -> u64 {
     let mut written = 0;
     let mut k = 0.0;
     for slot in span {
-        written += u64::from(slot.test_write::<PLAIN>(z0 + dzdx * k));
+        written += u64::from(slot.test_write::<PLAIN, GREATER>(z0 + dzdx * k));
         k += 1.0;
     }
     written

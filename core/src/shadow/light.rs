@@ -1,13 +1,15 @@
-//! Lights: kinds, falloff, shadow-map settings, and rendering their shadow maps.
+//! Lights: kinds, falloff, and the conventions of their shadow maps (depth direction, the
+//! comparison sampler, receiver biases, rasterizer state, PCF kernel, optional caller-supplied
+//! views) — all data, read by [`ShadowMap::render`](super::ShadowMap::render).
 
-use glam::camera::lh::{proj::directx as proj, view};
+use glam::camera::lh::view;
 use glam::{Mat4, Vec3};
 
-use super::map::{MapLayout, PcfKernel, ShadowError, ShadowMap};
-use super::{Aabb, Scene};
+use super::Aabb;
+use super::kernel::PcfKernel;
 use crate::desc::{AddressMode, ComparisonFunc, Filter, StaticBorderColor, StaticSamplerDesc};
 use crate::format::Format;
-use crate::raster::{CullMode, DepthBias, DepthTarget, RasterState};
+use crate::raster::{CullMode, DepthBias, DepthFunc, RasterState};
 
 /// What kind of light, and where.
 #[derive(Clone, Debug, PartialEq)]
@@ -53,17 +55,49 @@ pub enum LightKind {
     },
 }
 
-/// Bias settings against shadow acne.
+/// Bias settings against shadow acne: the rasterizer's depth bias when the map is rendered,
+/// and the receiver biases of the query, as the parameters of one formula:
+///
+/// * **depth bias**: the receiver moves `receiver` world units along the unit direction to the
+///   light (the same distance in orthographic and perspective maps);
+/// * **normal offset**: the receiver moves `normal_offset` along its unit surface normal, in
+///   world units or in shadow-map texels ([`OffsetUnits`]; texels measured at the receiver's
+///   view depth for perspective maps);
+/// * in the [`BiasOrder`] given (the direction to a spot or point light is taken from the
+///   point as it is at that step).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ShadowBias {
     /// D3D12 rasterizer depth bias (DepthBias, SlopeScaledDepthBias, DepthBiasClamp) used when
     /// rendering the map.
     pub raster: DepthBias,
-    /// Moves the receiver this far towards the light before comparing, in world units (a
-    /// receiver-plane bias that means the same distance in orthographic and perspective maps).
+    /// Moves the receiver this far towards the light before comparing, in world units.
     pub receiver: f32,
-    /// Moves the receiver along its normal by this many shadow-map texels (normal-offset bias).
+    /// Moves the receiver along its normal by this much (normal-offset bias).
     pub normal_offset: f32,
+    /// The unit of `normal_offset`.
+    pub normal_units: OffsetUnits,
+    /// Which receiver bias comes first.
+    pub order: BiasOrder,
+}
+
+/// The unit of a normal-offset bias.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum OffsetUnits {
+    /// Shadow-map texels of the receiver's slice (penumbra's default).
+    #[default]
+    Texels,
+    /// World units.
+    World,
+}
+
+/// The order of the two receiver biases.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum BiasOrder {
+    /// Normal offset, then the depth bias towards the light (penumbra's default).
+    #[default]
+    NormalFirst,
+    /// The depth bias towards the light, then the normal offset.
+    DepthFirst,
 }
 
 impl Default for ShadowBias {
@@ -76,40 +110,157 @@ impl Default for ShadowBias {
             },
             receiver: 0.02,
             normal_offset: 1.5,
+            normal_units: OffsetUnits::Texels,
+            order: BiasOrder::NormalFirst,
         }
     }
 }
 
-/// A light with its shadow-map settings.
+/// Which way depth runs in a map.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum DepthConvention {
+    /// Near is 0, far is 1: the target is cleared to 1, drawn with LESS, and sampled with
+    /// LESS_EQUAL (penumbra's and D3D12 samples' default).
+    #[default]
+    Forward,
+    /// Near is 1, far is 0: cleared to 0, drawn with GREATER, sampled with GREATER_EQUAL; spot
+    /// and point lights get an infinite reverse-Z perspective (no far plane), directional
+    /// lights a reversed orthographic one. Bevy and most current engines render this way.
+    Reverse,
+}
+
+impl DepthConvention {
+    /// The value the map is cleared to (its "nothing there" depth).
+    #[must_use]
+    pub fn clear_depth(self) -> f32 {
+        match self {
+            DepthConvention::Forward => 1.0,
+            DepthConvention::Reverse => 0.0,
+        }
+    }
+
+    /// The rasterizer's depth test.
+    #[must_use]
+    pub fn depth_func(self) -> DepthFunc {
+        match self {
+            DepthConvention::Forward => DepthFunc::Less,
+            DepthConvention::Reverse => DepthFunc::Greater,
+        }
+    }
+
+    /// The comparison the sampler makes (`reference OP texel`, R17): lit when the receiver is
+    /// at least as near as the occluder.
+    #[must_use]
+    pub fn comparison(self) -> ComparisonFunc {
+        match self {
+            DepthConvention::Forward => ComparisonFunc::LessEqual,
+            DepthConvention::Reverse => ComparisonFunc::GreaterEqual,
+        }
+    }
+
+    /// The border colour that reads as "unshadowed" (white for forward depth, black for
+    /// reverse).
+    #[must_use]
+    pub fn unshadowed_border(self) -> StaticBorderColor {
+        match self {
+            DepthConvention::Forward => StaticBorderColor::OpaqueWhite,
+            DepthConvention::Reverse => StaticBorderColor::OpaqueBlack,
+        }
+    }
+}
+
+/// The rasterizer state a map is rendered with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RasterConvention {
+    /// Which faces are culled (penumbra: none, so open meshes cast from both sides).
+    pub cull: CullMode,
+    /// Front faces are counter-clockwise on screen (D3D12's `FrontCounterClockwise`).
+    pub front_counter_clockwise: bool,
+    /// Clip against the near and far planes; off, geometry beyond them is clamped to them
+    /// ("pancaking", as directional shadow passes often do).
+    pub depth_clip: bool,
+}
+
+impl Default for RasterConvention {
+    fn default() -> Self {
+        RasterConvention {
+            cull: CullMode::None,
+            front_counter_clockwise: false,
+            depth_clip: true,
+        }
+    }
+}
+
+/// A caller-supplied view and projection of one slice of a map (a cascade, a cube face).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SliceView {
+    /// World to view space.
+    pub view: Mat4,
+    /// View to clip space (D3D clip: depth in [0, w]).
+    pub projection: Mat4,
+}
+
+impl SliceView {
+    /// `projection × view`.
+    #[must_use]
+    pub fn view_proj(&self) -> Mat4 {
+        self.projection * self.view
+    }
+
+    /// True when the projection divides by depth (its last row is not (0, 0, 0, 1)).
+    #[must_use]
+    pub fn is_perspective(&self) -> bool {
+        self.projection.row(3) != glam::Vec4::W
+    }
+}
+
+/// A light with its shadow-map settings: what it is, and the conventions its map follows.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Light {
     /// Kind and placement.
     pub kind: LightKind,
-    /// Intensity (at distance 1 for spot and point lights).
+    /// Intensity (at distance 1 for spot and point lights), finite and ≥ 0.
     pub intensity: f32,
     /// Shadow-map size in texels (per face for point lights).
     pub resolution: u32,
     /// Depth format of the map: `D32Float` (default) or `D16Unorm`.
     pub format: Format,
-    /// Bias settings.
+    /// Which way depth runs (forward by default).
+    pub depth: DepthConvention,
+    /// Rasterizer depth bias and receiver biases.
     pub bias: ShadowBias,
-    /// The static sampler the map is sampled with (R16-style description).
+    /// Cull mode, winding and depth clip of the shadow pass.
+    pub raster: RasterConvention,
+    /// The static sampler the map is sampled with (R16-style description); its comparison
+    /// function should be the depth convention's ([`DepthConvention::comparison`]).
     pub sampler: StaticSamplerDesc,
-    /// Default PCF kernel for queries.
+    /// The PCF kernel of queries.
     pub kernel: PcfKernel,
+    /// Caller-supplied view and projection per slice (one for directional and spot lights,
+    /// one per cascade, six cube faces in D3D order +X, −X, +Y, −Y, +Z, −Z for point lights);
+    /// empty to let penumbra fit them.
+    pub views: Vec<SliceView>,
 }
 
 /// The sampler engines use for shadow maps: `COMPARISON_MIN_MAG_LINEAR_MIP_POINT`, `BORDER`
 /// addressing with `OPAQUE_WHITE` (outside the map is lit), `LESS_EQUAL`.
 #[must_use]
 pub fn default_shadow_sampler() -> StaticSamplerDesc {
+    shadow_sampler(DepthConvention::Forward, AddressMode::Border)
+}
+
+/// A comparison sampler for maps of `depth`: bilinear PCF, `address` on u, v and w (`Border`
+/// with the border that reads as unshadowed, or `Clamp` as Bevy samples its maps), and the
+/// depth convention's comparison.
+#[must_use]
+pub fn shadow_sampler(depth: DepthConvention, address: AddressMode) -> StaticSamplerDesc {
     StaticSamplerDesc {
         filter: Filter::ComparisonMinMagLinearMipPoint,
-        address_u: AddressMode::Border,
-        address_v: AddressMode::Border,
-        address_w: AddressMode::Border,
-        comparison_func: ComparisonFunc::LessEqual,
-        border_color: StaticBorderColor::OpaqueWhite,
+        address_u: address,
+        address_v: address,
+        address_w: address,
+        comparison_func: depth.comparison(),
+        border_color: depth.unshadowed_border(),
         max_anisotropy: 1,
         ..StaticSamplerDesc::default()
     }
@@ -141,9 +292,12 @@ impl Light {
             intensity,
             resolution,
             format: Format::D32Float,
+            depth: DepthConvention::Forward,
             bias: ShadowBias::default(),
+            raster: RasterConvention::default(),
             sampler: default_shadow_sampler(),
-            kernel: PcfKernel::Hardware2x2,
+            kernel: PcfKernel::HARDWARE_2X2,
+            views: Vec::new(),
         }
     }
 
@@ -224,11 +378,64 @@ impl Light {
         self
     }
 
-    /// The same light with another default PCF kernel.
+    /// The same light with another PCF kernel.
     #[must_use]
     pub fn with_kernel(mut self, kernel: PcfKernel) -> Light {
         self.kernel = kernel;
         self
+    }
+
+    /// The same light with maps of another depth convention; the sampler's comparison and
+    /// border follow it (its address modes stay).
+    #[must_use]
+    pub fn with_depth(mut self, depth: DepthConvention) -> Light {
+        self.depth = depth;
+        self.sampler.comparison_func = depth.comparison();
+        self.sampler.border_color = depth.unshadowed_border();
+        self
+    }
+
+    /// The same light with another shadow-pass rasterizer state.
+    #[must_use]
+    pub fn with_raster(mut self, raster: RasterConvention) -> Light {
+        self.raster = raster;
+        self
+    }
+
+    /// The same light rendered through caller-supplied views (see [`Light::views`]).
+    #[must_use]
+    pub fn with_views(mut self, views: Vec<SliceView>) -> Light {
+        self.views = views;
+        self
+    }
+
+    /// Slices of the map: 6 for point lights, one per cascade, else 1.
+    #[must_use]
+    pub fn slices(&self) -> usize {
+        match &self.kind {
+            LightKind::Point { .. } => 6,
+            LightKind::Cascaded { radii, .. } => radii.len(),
+            _ => 1,
+        }
+    }
+
+    /// Bytes of the rendered map.
+    #[must_use]
+    pub fn map_bytes(&self) -> u64 {
+        let n = u64::from(self.resolution);
+        n * n * self.format.bytes_per_texel() as u64 * self.slices() as u64
+    }
+
+    /// The rasterizer state of the shadow pass.
+    #[must_use]
+    pub fn raster_state(&self) -> RasterState {
+        RasterState {
+            cull: self.raster.cull,
+            front_counter_clockwise: self.raster.front_counter_clockwise,
+            depth_bias: self.bias.raster,
+            depth_clip: self.raster.depth_clip,
+            depth_func: self.depth.depth_func(),
+        }
     }
 
     /// The unit vector from `point` towards the light.
@@ -246,9 +453,13 @@ impl Light {
 
     /// Light arriving at `point` ignoring shadows: intensity × distance falloff × spot cone.
     /// The falloff is inverse-square (distance clamped to ≥ 0.1) times a smooth window that
-    /// reaches 0 at `range`; the cone is a smoothstep from the outer to the inner angle.
+    /// reaches 0 at `range`; the cone is a smoothstep from the outer to the inner angle, 0
+    /// behind a spot light. 0 at points that are not finite.
     #[must_use]
     pub fn unshadowed(&self, point: Vec3) -> f32 {
+        if !point.is_finite() {
+            return 0.0;
+        }
         let falloff = |d: f32, range: f32| {
             let x = (d / range).powi(4);
             let window = (1.0 - x).clamp(0.0, 1.0);
@@ -284,192 +495,5 @@ impl Light {
                 self.intensity * falloff(d, *range) * cone
             }
         }
-    }
-
-    fn check(&self) -> Result<(), ShadowError> {
-        if !(1..=crate::texture::limits::MAX_EDGE_2D).contains(&self.resolution) {
-            return Err(ShadowError::Resolution(self.resolution));
-        }
-        if !matches!(self.format, Format::D32Float | Format::D16Unorm) {
-            return Err(ShadowError::Format(self.format));
-        }
-        let finite = |v: Vec3| v.is_finite();
-        let ok = match &self.kind {
-            LightKind::Directional { direction, .. } => {
-                finite(*direction) && direction.length_squared() > 0.0
-            }
-            LightKind::Cascaded {
-                direction,
-                center,
-                radii,
-            } => {
-                finite(*direction)
-                    && direction.length_squared() > 0.0
-                    && finite(*center)
-                    && !radii.is_empty()
-                    && radii.iter().all(|r| r.is_finite() && *r > 0.0)
-                    && radii.len() <= 2048
-            }
-            LightKind::Spot {
-                position,
-                direction,
-                outer_angle,
-                range,
-                ..
-            } => {
-                finite(*position)
-                    && finite(*direction)
-                    && direction.length_squared() > 0.0
-                    && *outer_angle > 0.0
-                    && *outer_angle < 1.55
-                    && range.is_finite()
-                    && *range > 0.0
-            }
-            LightKind::Point { position, range } => {
-                finite(*position) && range.is_finite() && *range > 0.0
-            }
-        };
-        if ok {
-            Ok(())
-        } else {
-            Err(ShadowError::Light(format!("{:?}", self.kind)))
-        }
-    }
-
-    /// The view-projection matrices of the map (one per slice) and its layout.
-    fn projections(&self, scene: &Scene) -> Result<(Vec<Mat4>, MapLayout), ShadowError> {
-        let ortho_fit = |direction: Vec3, bounds: Aabb| -> Mat4 {
-            let center = bounds.center();
-            let view = look_to_lh(center, direction, Vec3::Y);
-            let (mut lo, mut hi) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
-            for c in bounds.corners() {
-                let p = view.transform_point3(c);
-                lo = lo.min(p);
-                hi = hi.max(p);
-            }
-            // A little margin so geometry on the box faces is inside, not on the clip planes.
-            let pad = (hi - lo).max_element().max(1e-3) * 0.01;
-            proj::orthographic(
-                lo.x - pad,
-                hi.x + pad,
-                lo.y - pad,
-                hi.y + pad,
-                lo.z - pad,
-                hi.z + pad,
-            ) * view
-        };
-        Ok(match &self.kind {
-            LightKind::Directional { direction, bounds } => {
-                let b = bounds.unwrap_or_else(|| scene.bounds());
-                if b.is_empty() {
-                    return Err(ShadowError::EmptyScene);
-                }
-                (vec![ortho_fit(*direction, b)], MapLayout::Single)
-            }
-            LightKind::Cascaded {
-                direction,
-                center,
-                radii,
-            } => {
-                let mats = radii
-                    .iter()
-                    .map(|&r| {
-                        // Depth covers the whole scene along the light so distant casters still cast.
-                        let mut b = Aabb {
-                            min: *center - Vec3::splat(r),
-                            max: *center + Vec3::splat(r),
-                        };
-                        let sb = scene.bounds();
-                        if !sb.is_empty() {
-                            b.include(sb.min.max(b.min - Vec3::splat(4.0 * r)));
-                            b.include(sb.max.min(b.max + Vec3::splat(4.0 * r)));
-                        }
-                        let view = look_to_lh(*center, *direction, Vec3::Y);
-                        let (mut zlo, mut zhi) = (f32::INFINITY, f32::NEG_INFINITY);
-                        for c in b.corners() {
-                            let z = view.transform_point3(c).z;
-                            zlo = zlo.min(z);
-                            zhi = zhi.max(z);
-                        }
-                        proj::orthographic(-r, r, -r, r, zlo - 0.01, zhi + 0.01) * view
-                    })
-                    .collect();
-                (
-                    mats,
-                    MapLayout::Cascades {
-                        radii: radii.clone(),
-                    },
-                )
-            }
-            LightKind::Spot {
-                position,
-                direction,
-                outer_angle,
-                range,
-                ..
-            } => {
-                let near = (range * 1e-3).max(1e-3);
-                let view = look_to_lh(*position, *direction, Vec3::Y);
-                (
-                    vec![proj::perspective(2.0 * outer_angle, 1.0, near, *range) * view],
-                    MapLayout::Single,
-                )
-            }
-            LightKind::Point { position, range } => {
-                let near = (range * 1e-3).max(1e-3);
-                let proj = proj::perspective(std::f32::consts::FRAC_PI_2, 1.0, near, *range);
-                // R99: face k's texel (x, y) maps to s = right, t = −up; so right = +sc, up = −tc.
-                let faces: [(Vec3, Vec3); 6] = [
-                    (Vec3::X, Vec3::Y),
-                    (Vec3::NEG_X, Vec3::Y),
-                    (Vec3::Y, Vec3::NEG_Z),
-                    (Vec3::NEG_Y, Vec3::Z),
-                    (Vec3::Z, Vec3::Y),
-                    (Vec3::NEG_Z, Vec3::Y),
-                ];
-                let mats = faces
-                    .iter()
-                    .map(|&(f, up)| proj * view::look_to_mat4(*position, f, up))
-                    .collect();
-                (
-                    mats,
-                    MapLayout::Cube {
-                        position: *position,
-                    },
-                )
-            }
-        })
-    }
-
-    /// Renders the light's shadow map from the scene's occluders.
-    pub fn render(&self, scene: &Scene) -> Result<ShadowMap, ShadowError> {
-        crate::zone!("penumbra::shadow::render");
-        self.check()?;
-        let (mats, layout) = self.projections(scene)?;
-        let state = RasterState {
-            cull: CullMode::None,
-            depth_bias: self.bias.raster,
-            ..RasterState::default()
-        };
-        let instances = scene.instances();
-        let threads = scene.thread_count();
-        let n = self.resolution;
-        let mut faces = Vec::with_capacity(mats.len());
-        for vp in &mats {
-            // A face's target is cleared before anything is drawn: a cube of 4096² faces
-            // clears 400 MB, so the deadline is checked before each one too.
-            if crate::deadline::expired() {
-                return Err(ShadowError::Interrupted);
-            }
-            let mut target = DepthTarget::new(n, n, self.format)
-                .map_err(|e| ShadowError::Raster(e.to_string()))?;
-            let _stats = crate::raster::rasterize(&mut target, *vp, &instances, &state, threads);
-            crate::plot!("penumbra triangles rasterized", _stats.triangles_drawn);
-            if crate::deadline::expired() {
-                return Err(ShadowError::Interrupted);
-            }
-            faces.push(target);
-        }
-        ShadowMap::from_targets(self, faces, mats, layout)
     }
 }

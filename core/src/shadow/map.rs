@@ -1,110 +1,22 @@
-//! Shadow maps and the queries on them: lit fraction with PCF kernels, exposure, line of sight.
+//! Shadow maps and the queries on them: lit fraction with PCF kernels, scalar and batched.
+//!
+//! A map owns the [`Light`] it was rendered for, so its queries use the light's sampler,
+//! biases and kernel without the caller handing them back.
 
 use std::sync::{Arc, OnceLock};
 
 use glam::{Mat4, Vec3};
 
-use super::light::Light;
+use super::ShadowError;
+use super::kernel::{Anchor, PcfKernel, Tap, grid_anchor};
+use super::light::{BiasOrder, Light, LightKind, OffsetUnits};
 use crate::desc::StaticSamplerDesc;
-use crate::format::Format;
 use crate::raster::DepthTarget;
 use crate::sample::address::linear_fixed;
 use crate::sample::batch::{BatchPath, CmpBatch};
 use crate::sample::cube_face as select_face;
 use crate::sample::{Coord, LodMode, Offset, SampleArgs, Sampler};
 use crate::texture::{Dimension, Texture, TextureDesc};
-
-/// How many comparison taps a lit-fraction query takes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum PcfKernel {
-    /// One hardware bilinear PCF tap (`sample_c_lz`): a 2×2 texel footprint.
-    #[default]
-    Hardware2x2,
-    /// 2×2 bilinear taps half a texel apart, averaged: a 3×3 texel tent filter.
-    Pcf3x3,
-    /// 4×4 bilinear taps one texel apart, averaged: a 5×5 texel tent filter.
-    Pcf5x5,
-}
-
-impl PcfKernel {
-    /// The tap offsets in texels (relative to the sample position).
-    #[must_use]
-    pub fn offsets(self) -> &'static [[f32; 2]] {
-        const K1: [[f32; 2]; 1] = [[0.0, 0.0]];
-        const K3: [[f32; 2]; 4] = [[-0.5, -0.5], [0.5, -0.5], [-0.5, 0.5], [0.5, 0.5]];
-        const K5: [[f32; 2]; 16] = {
-            let o = [-1.5, -0.5, 0.5, 1.5];
-            let mut k = [[0.0; 2]; 16];
-            let mut i = 0;
-            while i < 16 {
-                k[i] = [o[i % 4], o[i / 4]];
-                i += 1;
-            }
-            k
-        };
-        match self {
-            PcfKernel::Hardware2x2 => &K1,
-            PcfKernel::Pcf3x3 => &K3,
-            PcfKernel::Pcf5x5 => &K5,
-        }
-    }
-
-    /// The kernel's name as settings files write it: `2x2`, `3x3`, `5x5`.
-    #[must_use]
-    pub const fn name(self) -> &'static str {
-        match self {
-            PcfKernel::Hardware2x2 => "2x2",
-            PcfKernel::Pcf3x3 => "3x3",
-            PcfKernel::Pcf5x5 => "5x5",
-        }
-    }
-}
-
-impl std::str::FromStr for PcfKernel {
-    type Err = ShadowError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "2x2" | "hardware" | "Hardware2x2" => Ok(PcfKernel::Hardware2x2),
-            "3x3" | "Pcf3x3" => Ok(PcfKernel::Pcf3x3),
-            "5x5" | "Pcf5x5" => Ok(PcfKernel::Pcf5x5),
-            other => Err(ShadowError::Kernel(other.to_string())),
-        }
-    }
-}
-
-/// Errors of building lights and shadow maps.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ShadowError {
-    /// The map size is out of range.
-    #[error("shadow-map resolution {0} is outside 1..=16384")]
-    Resolution(u32),
-    /// The map format is not a depth format penumbra renders.
-    #[error("shadow maps are D32_FLOAT or D16_UNORM, not {0}")]
-    Format(Format),
-    /// A light's placement is not finite or degenerate.
-    #[error(
-        "invalid light (non-finite position/direction, zero direction, non-positive range or angle): {0}"
-    )]
-    Light(String),
-    /// A directional light has nothing to fit its map to.
-    #[error(
-        "the scene has no occluders to fit a directional shadow map to; give the light explicit bounds"
-    )]
-    EmptyScene,
-    /// The static sampler is invalid.
-    #[error("shadow sampler: {0}")]
-    Sampler(String),
-    /// The rasterizer refused the target.
-    #[error("rasterizer: {0}")]
-    Raster(String),
-    /// An unknown PCF kernel name.
-    #[error("unknown PCF kernel `{0}`: expected 2x2, 3x3 or 5x5")]
-    Kernel(String),
-    /// The [deadline](crate::deadline) in force passed before the map was rendered.
-    #[error("stopped: the deadline passed before the map was rendered")]
-    Interrupted,
-}
 
 /// How the slices of a map are laid out.
 #[derive(Clone, Debug, PartialEq)]
@@ -117,16 +29,67 @@ pub(crate) enum MapLayout {
     Cascades { radii: Vec<f32> },
 }
 
-/// A rendered shadow map: depth texture, matrices, and the sampler it is read with.
+/// The surface normals of the receivers of a batched query.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum Normals<'a> {
+    /// No normals: no normal-offset bias.
+    #[default]
+    None,
+    /// One normal for every point.
+    Shared(Vec3),
+    /// One normal per point (a zero or non-finite normal means none for that point).
+    Each(&'a [Vec3]),
+}
+
+impl Normals<'_> {
+    /// The normal of point `k`.
+    #[inline(always)]
+    #[must_use]
+    pub fn get(&self, k: usize) -> Option<Vec3> {
+        match self {
+            Normals::None => None,
+            Normals::Shared(n) => Some(*n),
+            Normals::Each(n) => n.get(k).copied(),
+        }
+    }
+
+    /// True when no point gets a normal offset.
+    fn none_offset(&self) -> bool {
+        match self {
+            Normals::None => true,
+            Normals::Shared(n) => !has_normal_offset(Some(*n)),
+            Normals::Each(_) => false,
+        }
+    }
+}
+
+impl From<Option<Vec3>> for Normals<'_> {
+    fn from(n: Option<Vec3>) -> Self {
+        n.map_or(Normals::None, Normals::Shared)
+    }
+}
+
+impl From<Vec3> for Normals<'_> {
+    fn from(n: Vec3) -> Self {
+        Normals::Shared(n)
+    }
+}
+
+impl<'a> From<&'a [Vec3]> for Normals<'a> {
+    fn from(n: &'a [Vec3]) -> Self {
+        Normals::Each(n)
+    }
+}
+
+/// A rendered shadow map: depth texture, matrices, and the light (with its sampler, biases and
+/// kernel) it was rendered for.
 #[derive(Clone, Debug)]
 pub struct ShadowMap {
+    light: Light,
     texture: Texture,
     view_proj: Vec<Mat4>,
     layout: MapLayout,
-    sampler_desc: StaticSamplerDesc,
     sampler: Sampler,
-    bias: super::ShadowBias,
-    kernel: PcfKernel,
     resolution: u32,
     /// World size of one texel at view depth 1 (perspective) or anywhere (orthographic), per slice.
     texel_size: Vec<f32>,
@@ -159,7 +122,7 @@ fn texel_size(vp: &Mat4, resolution: u32) -> f32 {
 
 impl ShadowMap {
     pub(crate) fn from_targets(
-        light: &Light,
+        light: Light,
         targets: Vec<DepthTarget>,
         view_proj: Vec<Mat4>,
         layout: MapLayout,
@@ -198,15 +161,19 @@ impl ShadowMap {
             crate::TextureError::Interrupted => ShadowError::Interrupted,
             other => ShadowError::Raster(other.to_string()),
         })?;
-        let perspective = !matches!(layout, MapLayout::Single | MapLayout::Cascades { .. })
-            || matches!(light.kind, super::LightKind::Spot { .. });
+        let perspective = match light.views.first() {
+            Some(v) => v.is_perspective(),
+            None => {
+                matches!(layout, MapLayout::Cube { .. })
+                    || matches!(light.kind, LightKind::Spot { .. })
+            }
+        };
         let texel_size = view_proj.iter().map(|vp| texel_size(vp, n)).collect();
         let source = match light.kind {
-            super::LightKind::Directional { direction, .. }
-            | super::LightKind::Cascaded { direction, .. } => {
+            LightKind::Directional { direction, .. } | LightKind::Cascaded { direction, .. } => {
                 LightSource::Direction(direction.normalize_or_zero())
             }
-            super::LightKind::Spot { position, .. } | super::LightKind::Point { position, .. } => {
+            LightKind::Spot { position, .. } | LightKind::Point { position, .. } => {
                 LightSource::Position(position)
             }
         };
@@ -216,14 +183,18 @@ impl ShadowMap {
             texture,
             view_proj,
             layout,
-            sampler_desc: light.sampler,
             sampler,
-            bias: light.bias,
-            kernel: light.kernel,
+            light,
             resolution: n,
             texel_size,
             perspective,
         })
+    }
+
+    /// The light the map was rendered for (placement, conventions, kernel).
+    #[must_use]
+    pub fn light(&self) -> &Light {
+        &self.light
     }
 
     /// The depth texture (2D, cube, or 2D array for cascades).
@@ -241,7 +212,7 @@ impl ShadowMap {
     /// The static sampler description the map is read with.
     #[must_use]
     pub fn sampler_desc(&self) -> &StaticSamplerDesc {
-        &self.sampler_desc
+        &self.light.sampler
     }
 
     /// The sampler built from it.
@@ -256,10 +227,16 @@ impl ShadowMap {
         self.resolution
     }
 
-    /// The light's default kernel.
+    /// The light's kernel.
     #[must_use]
-    pub fn kernel(&self) -> PcfKernel {
-        self.kernel
+    pub fn kernel(&self) -> &PcfKernel {
+        &self.light.kernel
+    }
+
+    /// Bytes the map holds (its depth texture).
+    #[must_use]
+    pub fn bytes(&self) -> u64 {
+        self.light.map_bytes()
     }
 
     /// Which slice a point falls in (cube face by R98 for point lights, the first cascade that
@@ -293,57 +270,100 @@ impl ShadowMap {
         project_cols(&self.view_proj.get(slice)?.to_cols_array(), p)
     }
 
+    /// True when the biased receiver `uvz` lies inside the map: depth in [0, 1] and, except on
+    /// cube maps (which cover every direction), u and v in [0, 1].
+    #[inline(always)]
+    fn inside(&self, [u, v, z]: [f32; 3]) -> bool {
+        (0.0..=1.0).contains(&z)
+            && (matches!(self.layout, MapLayout::Cube { .. })
+                || ((0.0..=1.0).contains(&u) && (0.0..=1.0).contains(&v)))
+    }
+
     /// The biased receiver position of `point` in the map: (slice, biased point, u, v, depth),
-    /// or `None` when the point is unshadowed by definition (non-finite, behind the light,
-    /// outside every cascade or outside the map's depth range).
+    /// or `None` when the point is outside the map and so unshadowed by definition
+    /// (non-finite, behind the light, outside every cascade, outside the map's square or
+    /// depth range). The receiver biases follow [`ShadowBias`](super::ShadowBias).
     #[inline(always)]
     fn receiver(&self, point: Vec3, normal: Option<Vec3>) -> Option<(usize, Vec3, [f32; 3])> {
         if !point.is_finite() {
             return None;
         }
         let slice = self.slice_for(point)?;
-        let mut p = point;
-        if let Some(n) = normal.filter(|&n| has_normal_offset(Some(n))) {
-            // Normal-offset bias: a number of texels, measured at the receiver's depth for
-            // perspective maps (clip w is the view depth).
-            let depth = if self.perspective {
-                (self.view_proj[slice] * point.extend(1.0)).w.max(0.0)
-            } else {
-                1.0
-            };
-            p += n.normalize() * (self.bias.normal_offset * self.texel_size[slice] * depth);
-        }
-        // Receiver bias: towards the light, in world units.
-        let towards = match self.source {
-            LightSource::Direction(d) => -d,
-            LightSource::Position(q) => (q - p).normalize_or_zero(),
+        let bias = &self.light.bias;
+        let normal_shift = |p: Vec3| -> Vec3 {
+            match normal.filter(|&n| has_normal_offset(Some(n))) {
+                Some(n) => {
+                    let amount = match bias.normal_units {
+                        // A number of texels, measured at the receiver's depth for perspective
+                        // maps (clip w is the view depth).
+                        OffsetUnits::Texels => {
+                            let depth = if self.perspective {
+                                (self.view_proj[slice] * point.extend(1.0)).w.max(0.0)
+                            } else {
+                                1.0
+                            };
+                            bias.normal_offset * self.texel_size[slice] * depth
+                        }
+                        OffsetUnits::World => bias.normal_offset,
+                    };
+                    p + n.normalize() * amount
+                }
+                None => p,
+            }
         };
-        p += towards * self.bias.receiver;
+        let depth_shift = |p: Vec3| -> Vec3 {
+            let towards = match self.source {
+                LightSource::Direction(d) => -d,
+                LightSource::Position(q) => (q - p).normalize_or_zero(),
+            };
+            p + towards * bias.receiver
+        };
+        let p = match bias.order {
+            BiasOrder::NormalFirst => depth_shift(normal_shift(point)),
+            BiasOrder::DepthFirst => normal_shift(depth_shift(point)),
+        };
         let uvz = self.project(slice, p)?;
-        (0.0..=1.0).contains(&uvz[2]).then_some((slice, p, uvz))
+        self.inside(uvz).then_some((slice, p, uvz))
     }
 
-    /// How lit `point` is by this map's light, in [0, 1]: 1 in the open, 0 in full shadow,
-    /// fractions at PCF-softened edges. `normal` (the receiver's surface normal, if any) enables
-    /// normal-offset bias. Points outside the map's depth range, behind the light, or outside
-    /// every cascade are unshadowed (1); points outside the map's uv range take the sampler's
-    /// border (OPAQUE_WHITE: lit).
+    /// How lit `point` is by this map's light with the light's kernel, in [0, 1]: 1 in the
+    /// open, 0 in full shadow, fractions at PCF-softened edges. `normal` (the receiver's
+    /// surface normal, if any) enables normal-offset bias. A point outside the map — behind the
+    /// light, outside every cascade, outside the map's square or depth range — is unshadowed
+    /// (1) whatever the sampler's address mode; inside, PCF taps reaching past the edge read
+    /// the sampler's border or clamp.
     #[must_use]
-    pub fn lit_fraction(&self, point: Vec3, normal: Option<Vec3>, kernel: PcfKernel) -> f32 {
+    pub fn lit_fraction(&self, point: Vec3, normal: Option<Vec3>) -> f32 {
+        self.lit_fraction_with(point, normal, &self.light.kernel)
+    }
+
+    /// [`ShadowMap::lit_fraction`] with another kernel. On cube maps a texel-grid kernel's taps
+    /// are placed around the sample position (f = 0).
+    #[must_use]
+    pub fn lit_fraction_with(&self, point: Vec3, normal: Option<Vec3>, kernel: &PcfKernel) -> f32 {
         let Some((slice, p, [u, v, z])) = self.receiver(point, normal) else {
             return 1.0;
         };
         let reference = z;
-        let offsets = kernel.offsets();
         let texel = 1.0 / self.resolution as f32;
+        let size = self.resolution as f32;
+        let cube = matches!(self.layout, MapLayout::Cube { .. });
+        // Where the taps are measured from, and the sub-texel position the kernel sees.
+        let ((au, fu), (av, fv)) = if kernel.anchor() == Anchor::TexelGrid && !cube {
+            (grid_anchor(u, size, texel), grid_anchor(v, size, texel))
+        } else {
+            ((u, 0.0), (v, 0.0))
+        };
         let mut sum = 0.0f32;
-        for o in offsets {
+        for t in kernel.taps() {
+            let (wu, du) = t.u.at(fu);
+            let (wv, dv) = t.v.at(fv);
             let coord = match &self.layout {
                 MapLayout::Cube { position } => {
-                    let dd = cube_tap(*position, slice, p, *o, texel);
+                    let dd = cube_tap(*position, slice, p, [du, dv], texel);
                     Coord([dd.x, dd.y, dd.z, 0.0])
                 }
-                _ => Coord([u + o[0] * texel, v + o[1] * texel, slice as f32, 0.0]),
+                _ => Coord([au + du * texel, av + dv * texel, slice as f32, 0.0]),
             };
             let args = SampleArgs {
                 coord,
@@ -351,62 +371,88 @@ impl ShadowMap {
                 offset: Offset::default(),
                 clamp: None,
             };
-            sum += self
+            let r = self
                 .sampler
                 .sample_cmp(Some(&self.texture), &args, reference)
                 .unwrap_or(1.0);
+            sum += (wu * wv) * r;
         }
-        sum / offsets.len() as f32
+        sum * kernel.scale()
     }
 
-    /// [`ShadowMap::lit_fraction`] of many points at once, into `out` (same length), through the
-    /// batched SIMD comparison path where the map allows it (2D maps and cascades; cube maps
-    /// face by face, with taps whose footprint crosses a face edge on the scalar sampler).
-    /// Returns exactly the bits `lit_fraction` returns for each point.
+    /// [`ShadowMap::lit_fraction`] of many points at once, into `out` (same length), with the
+    /// light's kernel and the receivers' `normals`, through the batched SIMD comparison path
+    /// where the map allows it (2D maps and cascades; cube maps face by face, with taps whose
+    /// footprint crosses a face edge on the scalar sampler). Returns exactly the bits
+    /// `lit_fraction` returns for each point.
     ///
     /// # Panics
-    /// If `out` is shorter than `points`.
-    pub fn lit_fractions(
+    /// If `out`, or a per-point `normals` slice, is shorter than `points`.
+    pub fn lit_fractions<'n>(
         &self,
         points: &[Vec3],
-        normal: Option<Vec3>,
-        kernel: PcfKernel,
+        normals: impl Into<Normals<'n>>,
+        out: &mut [f32],
+    ) {
+        self.lit_fractions_with(points, normals, &self.light.kernel, out);
+    }
+
+    /// [`ShadowMap::lit_fractions`] with another kernel (the bits of
+    /// [`ShadowMap::lit_fraction_with`]).
+    ///
+    /// # Panics
+    /// As [`ShadowMap::lit_fractions`].
+    pub fn lit_fractions_with<'n>(
+        &self,
+        points: &[Vec3],
+        normals: impl Into<Normals<'n>>,
+        kernel: &PcfKernel,
         out: &mut [f32],
     ) {
         crate::zone!("penumbra::shadow::lit_fractions");
         crate::plot!("penumbra lit fractions per call", points.len() as f64);
+        let normals = normals.into();
+        if let Normals::Each(n) = normals {
+            assert!(
+                n.len() >= points.len(),
+                "{} normals for {} points",
+                n.len(),
+                points.len()
+            );
+        }
         let out = &mut out[..points.len()];
         let batches = self.batches.get_or_init(|| self.build_batches());
         if let MapLayout::Cube { position } = self.layout {
-            self.cube_lit_fractions(position, batches, points, normal, kernel, out);
+            self.cube_lit_fractions(position, batches, points, normals, kernel, out);
             return;
         }
-        // The tap count as a constant: loops unroll, and one tap's `sum / 1` folds away.
-        match kernel.offsets() {
-            [o] => self.planar_lit_fractions::<1>(batches, points, normal, kernel, &[*o], out),
-            o if o.len() == 4 => {
-                let o: &[[f32; 2]; 4] = o.try_into().expect("four taps");
-                self.planar_lit_fractions(batches, points, normal, kernel, o, out);
-            }
-            o => {
-                let o: &[[f32; 2]; 16] = o.try_into().expect("sixteen taps");
-                self.planar_lit_fractions(batches, points, normal, kernel, o, out);
-            }
+        // The tap count as a constant for the common fixed kernels: loops unroll, and one
+        // tap's weighted sum folds away.
+        match (kernel.anchor(), kernel.len()) {
+            (Anchor::Sample, 1) => self.planar::<1>(batches, points, normals, kernel, out),
+            (Anchor::Sample, 4) => self.planar::<4>(batches, points, normals, kernel, out),
+            (Anchor::Sample, 16) => self.planar::<16>(batches, points, normals, kernel, out),
+            _ => self.planar::<0>(batches, points, normals, kernel, out),
         }
     }
 
-    /// [`ShadowMap::lit_fractions`] on 2D maps and cascades, for kernels of `TAPS` taps.
-    fn planar_lit_fractions<const TAPS: usize>(
+    /// [`ShadowMap::lit_fractions`] on 2D maps and cascades, for kernels of `TAPS` taps (0: the
+    /// kernel's length, known at run time).
+    fn planar<const TAPS: usize>(
         &self,
         batches: &[Option<CmpBatch>],
         points: &[Vec3],
-        normal: Option<Vec3>,
-        kernel: PcfKernel,
-        offsets: &[[f32; 2]; TAPS],
+        normals: Normals<'_>,
+        kernel: &PcfKernel,
         out: &mut [f32],
     ) {
-        let taps = TAPS;
+        let taps = if TAPS > 0 { TAPS } else { kernel.len() };
         let texel = 1.0 / self.resolution as f32;
+        let size = self.resolution as f32;
+        let grid = kernel.anchor() == Anchor::TexelGrid;
+        let fixed = kernel.resolve(0.0, 0.0);
+        let mut moving = fixed.clone();
+        let scale = kernel.scale();
         // Points per round: enough lookups per batch run for the kernels' prefetching and to
         // amortize the call, few enough for the scratch to stay in L1/L2.
         const CHUNK: usize = 1024;
@@ -415,19 +461,21 @@ impl ShadowMap {
         // slice's `i`-th point at `i·taps + j`), and which point each came from.
         let mut lists: Vec<SliceTaps> = batches
             .iter()
-            .map(|b| SliceTaps::with_capacity(if b.is_some() { cap } else { 0 }, taps))
+            .map(|b| SliceTaps::with_capacity(if b.is_some() { cap } else { 0 }, taps, grid))
             .collect();
         let mut res = vec![0.0f32; cap * taps];
         // One orthographic map lit from a direction, no normal offset (a sun): the receiver
         // bias is one constant shift and the projection one matrix.
-        let fast = match (&self.layout, self.source, has_normal_offset(normal)) {
-            (MapLayout::Single, LightSource::Direction(d), false) => {
-                Some((-d * self.bias.receiver, self.view_proj[0].to_cols_array()))
-            }
+        let fast = match (&self.layout, self.source, normals.none_offset()) {
+            (MapLayout::Single, LightSource::Direction(d), true) => Some((
+                -d * self.light.bias.receiver,
+                self.view_proj[0].to_cols_array(),
+            )),
             _ => None,
         };
         for (chunk_index, chunk) in points.chunks(CHUNK).enumerate() {
-            let out = &mut out[chunk_index * CHUNK..][..chunk.len()];
+            let base = chunk_index * CHUNK;
+            let out = &mut out[base..][..chunk.len()];
             for list in &mut lists {
                 list.clear();
             }
@@ -438,9 +486,9 @@ impl ShadowMap {
                         .is_finite()
                         .then(|| project_cols(cols, p + *shift))
                         .flatten()
-                        .filter(|uvz| (0.0..=1.0).contains(&uvz[2]))
+                        .filter(|&uvz| self.inside(uvz))
                         .map(|uvz| (0, p, uvz)),
-                    None => self.receiver(p, normal),
+                    None => self.receiver(p, normals.get(base + k)),
                 };
                 match receiver {
                     None => out[k] = 1.0,
@@ -449,17 +497,32 @@ impl ShadowMap {
                     {
                         let list = &mut lists[slice];
                         let at = list.points * taps;
-                        list.owner[list.points] = k;
+                        list.owner[list.points] = base + k;
                         list.points += 1;
-                        let uv: &mut [[f32; 2]; TAPS] =
-                            (&mut list.uv[at..at + TAPS]).try_into().expect("TAPS");
-                        for (c, o) in uv.iter_mut().zip(offsets) {
-                            // The coordinates `lit_fraction` gives the sampler, to the bit.
-                            *c = [u + o[0] * texel, v + o[1] * texel];
+                        // The coordinates `lit_fraction_with` gives the sampler, to the bit.
+                        let ((au, fu), (av, fv)) = if grid {
+                            (grid_anchor(u, size, texel), grid_anchor(v, size, texel))
+                        } else {
+                            ((u, 0.0), (v, 0.0))
+                        };
+                        let resolved: &[Tap] = if grid {
+                            kernel.resolve_into(fu, fv, &mut moving);
+                            &moving
+                        } else {
+                            &fixed
+                        };
+                        let uv = &mut list.uv[at..at + taps];
+                        for (c, t) in uv.iter_mut().zip(resolved) {
+                            *c = [au + t.du * texel, av + t.dv * texel];
                         }
-                        list.refs[at..at + TAPS].fill(z);
+                        if grid {
+                            for (w, t) in list.weights[at..at + taps].iter_mut().zip(resolved) {
+                                *w = t.weight;
+                            }
+                        }
+                        list.refs[at..at + taps].fill(z);
                     }
-                    Some(_) => out[k] = self.lit_fraction(p, normal, kernel),
+                    Some(_) => out[k] = self.lit_fraction_with(p, normals.get(base + k), kernel),
                 }
             }
             for (list, batch) in lists.iter().zip(batches) {
@@ -472,13 +535,22 @@ impl ShadowMap {
                 if batch.run(&list.uv[..n], &list.refs[..n], res).is_err() {
                     res.fill(1.0);
                 }
-                for (&k, results) in list.owner[..list.points]
-                    .iter()
-                    .zip(res.as_chunks::<TAPS>().0)
-                {
-                    // Summed in tap order, like `lit_fraction`.
-                    let sum = results.iter().fold(0.0f32, |s, &r| s + r);
-                    out[k] = sum / TAPS as f32;
+                for (i, &k) in list.owner[..list.points].iter().enumerate() {
+                    let results = &res[i * taps..][..taps];
+                    // Weighted and summed in tap order, like `lit_fraction_with`.
+                    let sum = if grid {
+                        let weights = &list.weights[i * taps..][..taps];
+                        results
+                            .iter()
+                            .zip(weights)
+                            .fold(0.0f32, |s, (&r, &w)| s + w * r)
+                    } else {
+                        results
+                            .iter()
+                            .zip(&fixed)
+                            .fold(0.0f32, |s, (&r, t)| s + t.weight * r)
+                    };
+                    out[k - base] = sum * scale;
                 }
             }
         }
@@ -518,13 +590,15 @@ impl ShadowMap {
         position: Vec3,
         batches: &[Option<CmpBatch>],
         points: &[Vec3],
-        normal: Option<Vec3>,
-        kernel: PcfKernel,
+        normals: Normals<'_>,
+        kernel: &PcfKernel,
         out: &mut [f32],
     ) {
         const CHUNK: usize = 256;
-        let offsets = kernel.offsets();
-        let taps = offsets.len();
+        // Cube maps place every kernel's taps around the sample position (f = 0).
+        let resolved = kernel.resolve(0.0, 0.0);
+        let scale = kernel.scale();
+        let taps = resolved.len();
         let texel = 1.0 / self.resolution as f32;
         let size = self.resolution as f32;
         // First-tap indices whose 2×2 footprint stays inside the face.
@@ -535,7 +609,8 @@ impl ShadowMap {
         let mut res = Vec::with_capacity(CHUNK * taps);
         let mut face_res = Vec::new();
         for (chunk_index, chunk) in points.chunks(CHUNK).enumerate() {
-            let out = &mut out[chunk_index * CHUNK..][..chunk.len()];
+            let base = chunk_index * CHUNK;
+            let out = &mut out[base..][..chunk.len()];
             res.clear();
             res.resize(chunk.len() * taps, 1.0f32);
             for face in 0..6 {
@@ -545,13 +620,14 @@ impl ShadowMap {
             }
             let mut live = [false; CHUNK];
             for (k, &point) in chunk.iter().enumerate() {
-                let Some((slice, p, [_, _, z])) = self.receiver(point, normal) else {
+                let Some((slice, p, [_, _, z])) = self.receiver(point, normals.get(base + k))
+                else {
                     out[k] = 1.0;
                     continue;
                 };
                 live[k] = true;
-                for (j, &o) in offsets.iter().enumerate() {
-                    let dd = cube_tap(position, slice, p, o, texel);
+                for (j, t) in resolved.iter().enumerate() {
+                    let dd = cube_tap(position, slice, p, [t.du, t.dv], texel);
                     // The sampler flushes denormal coordinates first (SPEC §1.4, R6).
                     let coord = Coord([dd.x, dd.y, dd.z, 0.0]).flushed();
                     let [x, y, z3, _] = coord.0;
@@ -597,9 +673,12 @@ impl ShadowMap {
             }
             for (k, o) in out.iter_mut().enumerate() {
                 if live[k] {
-                    // Summed in tap order, like `lit_fraction`.
-                    let sum = res[k * taps..][..taps].iter().fold(0.0f32, |s, &r| s + r);
-                    *o = sum / taps as f32;
+                    // Weighted and summed in tap order, like `lit_fraction_with`.
+                    let sum = res[k * taps..][..taps]
+                        .iter()
+                        .zip(&resolved)
+                        .fold(0.0f32, |s, (&r, t)| s + t.weight * r);
+                    *o = sum * scale;
                 }
             }
         }
@@ -610,17 +689,20 @@ impl ShadowMap {
 struct SliceTaps {
     uv: Vec<[f32; 2]>,
     refs: Vec<f32>,
-    /// The point (index in the round) of each group of `taps` lookups.
+    /// Per-lookup weights (texel-grid kernels only; fixed kernels' weights are constants).
+    weights: Vec<f32>,
+    /// The point (index in the call) of each group of `taps` lookups.
     owner: Vec<usize>,
     /// Points filled so far.
     points: usize,
 }
 
 impl SliceTaps {
-    fn with_capacity(points: usize, taps: usize) -> Self {
+    fn with_capacity(points: usize, taps: usize, weights: bool) -> Self {
         SliceTaps {
             uv: vec![[0.0; 2]; points * taps],
             refs: vec![0.0; points * taps],
+            weights: vec![0.0; if weights { points * taps } else { 0 }],
             owner: vec![0; points],
             points: 0,
         }
@@ -642,7 +724,7 @@ fn has_normal_offset(normal: Option<Vec3>) -> bool {
 /// fixed order — `((m0·x + m1·y) + m2·z) + m3` per clip component, then `/ w` — so the scalar
 /// query and the batched one project to the same bits on every platform.
 #[inline(always)]
-fn project_cols(m: &[f32; 16], p: Vec3) -> Option<[f32; 3]> {
+pub(crate) fn project_cols(m: &[f32; 16], p: Vec3) -> Option<[f32; 3]> {
     let clip = |r: usize| ((m[r] * p.x + m[4 + r] * p.y) + m[8 + r] * p.z) + m[12 + r];
     let w = clip(3);
     if w.is_nan() || w <= 0.0 {
@@ -677,22 +759,33 @@ fn cube_tap(position: Vec3, face: usize, p: Vec3, o: [f32; 2], texel: f32) -> Ve
     d + (right * o[0] - up * o[1]) * (2.0 * texel * m)
 }
 
-/// Sum over lights of intensity × falloff × cone × lit fraction at `point` — how exposed a point
-/// (the player) is to all the lights of a level.
+/// One light's part of the exposure at `point`: the light that arrives there unshadowed
+/// (`Light::unshadowed`: intensity × falloff × cone, 0 behind a spot light, past its range or
+/// at a non-finite point) times the lit fraction in its map (1 outside the map). This is the
+/// one definition of exposure; [`exposure`], [`Lighting`](super::Lighting) and every binding
+/// build on it.
 #[must_use]
-pub fn exposure(lights: &[(Light, ShadowMap)], point: Vec3, normal: Option<Vec3>) -> f32 {
+pub fn exposure_part(map: &ShadowMap, point: Vec3, normal: Option<Vec3>) -> f32 {
+    let unshadowed = map.light.unshadowed(point);
+    if unshadowed > 0.0 {
+        unshadowed * map.lit_fraction(point, normal)
+    } else {
+        0.0
+    }
+}
+
+/// The sum over `maps` (in order) of each light's [`exposure_part`] at `point` — how exposed a
+/// point (the player) is to all the lights of a level.
+#[must_use]
+pub fn exposure<'a>(
+    maps: impl IntoIterator<Item = &'a ShadowMap>,
+    point: Vec3,
+    normal: Option<Vec3>,
+) -> f32 {
     crate::zone!("penumbra::shadow::exposure");
-    lights
-        .iter()
-        .map(|(light, map)| {
-            let unshadowed = light.unshadowed(point);
-            if unshadowed == 0.0 {
-                0.0
-            } else {
-                unshadowed * map.lit_fraction(point, normal, light.kernel)
-            }
-        })
-        .sum()
+    maps.into_iter()
+        .map(|map| exposure_part(map, point, normal))
+        .fold(0.0, |total, part| total + part)
 }
 
 #[cfg(test)]

@@ -1,32 +1,52 @@
 //! Lights, shadow maps and the queries a game asks of them: how lit is this point, how exposed
 //! is it to all lights, can this eye see that point.
 //!
-//! A [`ShadowMap`] is a depth texture rendered by [`crate::raster`] from a light (or an eye),
-//! its view-projection matrices, and the D3D12 static sampler the renderer samples it with
-//! (default `COMPARISON_MIN_MAG_LINEAR_MIP_POINT`, `BORDER` with `OPAQUE_WHITE`, `LESS_EQUAL`).
-//! Queries project a world point into the map and run `sample_c_lz` — so the answer is the one
-//! the GPU's shadow shader gives for the same map and sampler.
+//! The layers, bottom up:
+//!
+//! * [`Light`] (`light`): what a light is, its falloff, and the conventions of its map as data
+//!   — [`DepthConvention`] (forward or reverse depth), the comparison sampler, [`ShadowBias`]
+//!   (rasterizer bias and the receiver-bias formula), [`RasterConvention`] (cull mode,
+//!   winding, depth clip), the [`PcfKernel`] (weighted bilinear taps) and optional
+//!   caller-supplied [`SliceView`]s.
+//! * [`ShadowMap`] (`map`, `render`): a depth texture rendered by [`crate::raster`] from a
+//!   light, owning that light. Queries project a world point into the map and run
+//!   `sample_c_lz` with the light's sampler and kernel — the answer the GPU's shadow shader
+//!   gives for the same map — one point at a time or batched (bit-identical).
+//! * [`exposure_part`]: the one definition of exposure (`exposure` module docs).
+//! * [`Lighting`]: occluders, lights and eyes by handle, maps rendered lazily and invalidated
+//!   by region, exposure and line-of-sight queries. Bindings sit on it.
 //!
 //! ```
 //! use glam::Vec3;
-//! use penumbra_core::raster::Mesh;
-//! use penumbra_core::shadow::{Light, Occluder, PcfKernel, Scene};
+//! use penumbra_core::shadow::{Light, Occluder, Scene, ShadowMap};
 //! let mut scene = Scene::default();
 //! scene.add(Occluder::cuboid(Vec3::new(-10.0, -1.0, -10.0), Vec3::new(10.0, 0.0, 10.0))); // floor
 //! scene.add(Occluder::cuboid(Vec3::new(-1.0, 0.0, -1.0), Vec3::new(1.0, 2.0, 1.0)));     // a crate
 //! let sun = Light::directional(Vec3::new(0.0, -1.0, 0.0), 1.0);
-//! let map = sun.render(&scene).unwrap();
-//! let under = map.lit_fraction(Vec3::new(0.0, 0.0, 0.0), None, PcfKernel::Hardware2x2);
-//! let open = map.lit_fraction(Vec3::new(5.0, 0.0, 5.0), None, PcfKernel::Hardware2x2);
+//! let map = ShadowMap::render(sun, &scene).unwrap();
+//! let under = map.lit_fraction(Vec3::new(0.0, 0.0, 0.0), None);
+//! let open = map.lit_fraction(Vec3::new(5.0, 0.0, 5.0), None);
 //! assert_eq!((under, open), (0.0, 1.0));
 //! ```
 
+mod error;
+mod exposure;
+mod kernel;
 mod light;
+mod lighting;
 mod map;
+mod render;
 mod sight;
 
-pub use light::{Light, LightKind, ShadowBias, default_shadow_sampler};
-pub use map::{PcfKernel, ShadowError, ShadowMap, exposure};
+pub use error::ShadowError;
+pub use exposure::{Exposure, ExposureScratch, LightShare, ProbeSpan};
+pub use kernel::{Anchor, AxisTerm, KernelTap, MAX_TAPS, PcfKernel};
+pub use light::{
+    BiasOrder, DepthConvention, Light, LightKind, OffsetUnits, RasterConvention, ShadowBias,
+    SliceView, default_shadow_sampler, shadow_sampler,
+};
+pub use lighting::{EyeId, LightId, Lighting, OccluderId};
+pub use map::{Normals, ShadowMap, exposure, exposure_part};
 pub use sight::{EyeMap, Viewer};
 
 use std::sync::Arc;

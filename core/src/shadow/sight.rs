@@ -3,9 +3,9 @@
 
 use glam::Vec3;
 
-use super::Scene;
 use super::light::Light;
-use super::map::{PcfKernel, ShadowError, ShadowMap};
+use super::map::ShadowMap;
+use super::{Scene, ShadowError};
 
 /// An eye that looks at the level: a guard, a camera, a turret.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -40,9 +40,10 @@ impl Viewer {
         self.fov >= 179f32.to_radians()
     }
 
-    /// Renders the eye's depth map.
-    pub fn render(&self, scene: &Scene) -> Result<EyeMap, ShadowError> {
-        crate::zone!("penumbra::shadow::render_eye");
+    /// The light an eye's depth map is rendered as: a spot light with the eye's field of
+    /// view, or a point light for 360° eyes; 2×2 kernel, no normal offset, 0.01 receiver bias.
+    #[must_use]
+    pub fn as_light(&self) -> Light {
         let light = if self.all_around() {
             Light::point(self.position, self.range, 1.0)
         } else {
@@ -59,9 +60,24 @@ impl Viewer {
         // target lying on a surface visible.
         light.bias.normal_offset = 0.0;
         light.bias.receiver = 0.01;
+        light
+    }
+
+    /// Bytes of the eye's depth map.
+    #[must_use]
+    pub fn map_bytes(&self) -> u64 {
+        self.as_light().map_bytes()
+    }
+
+    /// Renders the eye's depth map.
+    ///
+    /// # Errors
+    /// As [`ShadowMap::render`].
+    pub fn render(&self, scene: &Scene) -> Result<EyeMap, ShadowError> {
+        crate::zone!("penumbra::shadow::render_eye");
         Ok(EyeMap {
             viewer: *self,
-            map: light.render(scene)?,
+            map: ShadowMap::render(self.as_light(), scene)?,
         })
     }
 
@@ -130,7 +146,7 @@ impl EyeMap {
             .iter()
             .map(|&p| {
                 if self.viewer.in_view(p) {
-                    self.map.lit_fraction(p, None, PcfKernel::Hardware2x2)
+                    self.map.lit_fraction(p, None)
                 } else {
                     0.0
                 }

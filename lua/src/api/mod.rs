@@ -23,7 +23,6 @@ mod profile;
 mod sampler;
 mod sampling;
 mod scene;
-mod scene_pictures;
 mod texture;
 
 pub(crate) use texture::LuaTexture;

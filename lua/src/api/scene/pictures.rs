@@ -8,9 +8,9 @@ use mlua::{UserDataMethods, Value};
 use penumbra_core::Dimension;
 use penumbra_core::shadow::{Aabb, LightKind, PcfKernel, Scene, ShadowMap};
 
-use super::png::{encode_png, write_out};
-use super::scene::{EYE_PARAM_KEYS, LuaScene, eye_arg, light_index};
-use super::{Call, Fields, method};
+use super::{EYE_PARAM_KEYS, LuaScene, eye_arg, light_index};
+use crate::api::png::{encode_png, write_out};
+use crate::api::{Call, Fields, method};
 use crate::host::Host;
 use crate::pictures::{TopDown, depth_image, depth_strip, ramp};
 
@@ -200,8 +200,8 @@ fn save_shadow_map(call: &Call<'_>, this: &LuaScene) -> mlua::Result<String> {
     let rel = call.string(1, "path")?;
     let mut state = this.state(call)?;
     let i = light_index(call, &state, this, call.arg(0))?;
-    let rendered = state.light_map(call, i)?;
-    write_gray(call, &rel, &depth_picture(&rendered.map))
+    let map = state.light_map(call, i)?;
+    write_gray(call, &rel, &depth_picture(map))
 }
 
 /// `scene:saveLitMap(path [, options])`.
@@ -210,7 +210,7 @@ fn save_lit_map(call: &Call<'_>, this: &LuaScene) -> mlua::Result<String> {
     let rel = call.string(0, "path")?;
     let f = Fields::optional(call, 1, "options", &LIT_MAP_KEYS)?;
     let mut state = this.state(call)?;
-    let view = region(call, &f, &state.scene)?;
+    let view = region(call, &f, state.scene())?;
     let height = f.number("height")?.unwrap_or(0.0) as f32;
     let normal = match f.get("normal")? {
         Value::Nil => Some(Vec3::Y),
@@ -240,7 +240,7 @@ fn save_lit_map(call: &Call<'_>, this: &LuaScene) -> mlua::Result<String> {
         let v = values[(y * view.width + x) as usize];
         ramp((v / peak).sqrt())
     });
-    view.outline_occluders(&mut img, &state.scene, height, OUTLINE);
+    view.outline_occluders(&mut img, state.scene(), height, OUTLINE);
     for i in 0..state.light_count() {
         if let LightKind::Spot { position, .. } | LightKind::Point { position, .. } =
             state.light(i).1.kind
@@ -273,9 +273,14 @@ fn save_view(call: &Call<'_>, this: &LuaScene) -> mlua::Result<String> {
     let eye = eye_arg(call, this, call.arg(0), &f)?;
     let mode = f.string("mode")?.unwrap_or_else(|| "map".into());
     let mut state = this.state(call)?;
-    let rendered = state.eye_map(call, &eye)?;
+    let depth_only = mode == "depth";
+    state.eye_map(call, &eye, !depth_only)?;
+    let state = &*state;
+    let rendered = state
+        .rendered_eye(&eye)
+        .ok_or_else(|| call.error("internal error: the eye's map was dropped"))?;
     match mode.as_str() {
-        "depth" => return write_gray(call, &rel, &depth_picture(rendered.eye.map())),
+        "depth" => return write_gray(call, &rel, &depth_picture(rendered.map())),
         "map" => {}
         other => {
             return Err(call.error(format!(
@@ -283,16 +288,13 @@ fn save_view(call: &Call<'_>, this: &LuaScene) -> mlua::Result<String> {
             )));
         }
     }
-    let view = region(call, &f, &state.scene)?;
+    let view = region(call, &f, state.scene())?;
     let height = f.number("height")?.unwrap_or(1.0) as f32;
     let radius = f.number("radius")?.unwrap_or(0.0).max(0.0) as f32;
     let targets = markers(call, &f, "targets")?;
-    let name = state.eye_name(&eye);
     let params = state.eye_params(&eye);
-    let batch = rendered
-        .depth
-        .batch(call, &format!("the batch of {name}"))?;
-    let viewer = rendered.eye.viewer();
+    let batch = rendered.map();
+    let viewer = rendered.viewer();
     let host = Host::of(call.lua);
     let mut seen = Vec::with_capacity(view.width as usize * view.height as usize);
     let (mut inside, mut at, mut lit) = (Vec::new(), Vec::new(), Vec::new());
@@ -310,7 +312,7 @@ fn save_view(call: &Call<'_>, this: &LuaScene) -> mlua::Result<String> {
         }
         lit.clear();
         lit.resize(inside.len(), 0.0f32);
-        batch.lit_fractions(&inside, None, PcfKernel::Hardware2x2, &mut lit);
+        batch.lit_fractions_with(&inside, None, &PcfKernel::HARDWARE_2X2, &mut lit);
         let start = seen.len();
         seen.resize(start + points.len(), None);
         for (&k, &f) in at.iter().zip(&lit) {
@@ -330,7 +332,7 @@ fn save_view(call: &Call<'_>, this: &LuaScene) -> mlua::Result<String> {
             None => OUT_OF_VIEW,
         }
     });
-    view.outline_occluders(&mut img, &state.scene, height, OUTLINE);
+    view.outline_occluders(&mut img, state.scene(), height, OUTLINE);
     let apex = Vec2::new(params.position.x, params.position.z);
     let flat = params
         .direction
@@ -348,7 +350,7 @@ fn save_view(call: &Call<'_>, this: &LuaScene) -> mlua::Result<String> {
         _ => view.circle(&mut img, apex, params.range, WHITE),
     }
     for &(p, _) in &targets {
-        let color = if rendered.eye.visible_fraction(p, radius) >= 0.5 {
+        let color = if rendered.visible_fraction(p, radius) >= 0.5 {
             SEEN
         } else {
             UNSEEN

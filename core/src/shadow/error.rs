@@ -1,0 +1,45 @@
+//! Errors of lights, shadow maps and [`Lighting`](super::Lighting).
+
+use crate::format::Format;
+
+/// Errors of building lights and shadow maps.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ShadowError {
+    /// The map size is out of range.
+    #[error("shadow-map resolution {0} is outside 1..=16384")]
+    Resolution(u32),
+    /// The map format is not a depth format penumbra renders.
+    #[error("shadow maps are D32_FLOAT or D16_UNORM, not {0}")]
+    Format(Format),
+    /// A light's placement is not finite or degenerate.
+    #[error(
+        "invalid light (non-finite position/direction, zero direction, non-positive range or \
+         angle, negative or non-finite intensity): {0}"
+    )]
+    Light(String),
+    /// A directional light has nothing to fit its map to.
+    #[error(
+        "the scene has no occluders to fit a directional shadow map to; give the light explicit bounds"
+    )]
+    EmptyScene,
+    /// The static sampler is invalid.
+    #[error("shadow sampler: {0}")]
+    Sampler(String),
+    /// The rasterizer refused the target.
+    #[error("rasterizer: {0}")]
+    Raster(String),
+    /// A PCF kernel that cannot be used (unknown name, bad taps, or a texel-grid kernel on a
+    /// cube map).
+    #[error("PCF kernel: {0}")]
+    Kernel(String),
+    /// Caller-supplied view and projection matrices that do not fit the light.
+    #[error("shadow views: {0}")]
+    Views(String),
+    /// The [deadline](crate::deadline) in force passed before the map was rendered.
+    #[error("stopped: the deadline passed before the map was rendered")]
+    Interrupted,
+    /// A [`Lighting`](super::Lighting) handle that names nothing (removed, or never added).
+    #[error("no {0} with this handle in the lighting")]
+    UnknownHandle(&'static str),
+}

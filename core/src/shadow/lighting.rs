@@ -1,0 +1,554 @@
+//! [`Lighting`]: the one owner of a level's occluders, lights, eyes and their rendered maps.
+//!
+//! Bindings (the Lua `Scene`, the Bevy plugin, the CLI) keep no maps of their own: they add,
+//! update and remove things by handle, and ask. A light's map is rendered on first need and
+//! kept until the light changes or an occluder change can reach it:
+//!
+//! * a directional or cascaded light, or any light with caller-supplied views: any occluder
+//!   change (the map is fitted to the whole scene);
+//! * a spot or point light (and an eye): a change whose bounds — before or after — touch the
+//!   sphere of its range around its position.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use glam::Vec3;
+
+use super::light::{Light, LightKind};
+use super::map::ShadowMap;
+use super::sight::{EyeMap, Viewer};
+use super::{Aabb, Occluder, Scene, ShadowError};
+
+/// A light of a [`Lighting`]. Lights are summed in handle order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LightId(pub u64);
+
+/// An occluder of a [`Lighting`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct OccluderId(pub u64);
+
+/// An eye of a [`Lighting`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EyeId(pub u64);
+
+/// A map rendered on first need: the map, or why it could not be (an interrupted render is
+/// not kept, so the next query tries again).
+type Lazy<T> = OnceLock<Result<T, ShadowError>>;
+
+#[derive(Debug)]
+struct LightSlot {
+    light: Light,
+    map: Lazy<ShadowMap>,
+}
+
+#[derive(Debug)]
+struct EyeSlot {
+    viewer: Viewer,
+    map: Lazy<EyeMap>,
+}
+
+#[derive(Debug)]
+struct OccluderSlot {
+    occluder: Occluder,
+    bounds: Aabb,
+}
+
+/// Occluders, lights and eyes, with their maps rendered lazily and invalidated by region.
+///
+/// Queries take `&self` and may run on many threads at once; a map that two threads need at
+/// the same moment may be rendered twice (the first kept).
+///
+/// ```
+/// use glam::Vec3;
+/// use penumbra_core::shadow::{Light, Lighting, Occluder};
+/// let mut lighting = Lighting::new();
+/// lighting.add_occluder(Occluder::cuboid(Vec3::new(-10.0, -1.0, -10.0), Vec3::new(10.0, 0.0, 10.0)));
+/// let crate_box = lighting.add_occluder(Occluder::cuboid(Vec3::new(-1.0, 0.0, -1.0), Vec3::new(1.0, 2.0, 1.0)));
+/// let sun = lighting.add_light(Light::directional(Vec3::NEG_Y, 1.0).with_resolution(256));
+/// let under = Vec3::ZERO;
+/// assert_eq!(lighting.lit_fraction(sun, under, None)?, 0.0);
+/// lighting.remove_occluder(crate_box);
+/// assert_eq!(lighting.exposure(under, None)?.total(), 1.0); // re-rendered on demand
+/// # Ok::<(), penumbra_core::shadow::ShadowError>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct Lighting {
+    occluders: BTreeMap<OccluderId, OccluderSlot>,
+    lights: BTreeMap<LightId, LightSlot>,
+    eyes: BTreeMap<EyeId, EyeSlot>,
+    next_id: u64,
+    threads: usize,
+    scene: OnceLock<Scene>,
+    light_generation: u64,
+    eye_generation: u64,
+    maps_rendered: AtomicU64,
+    eye_maps_rendered: AtomicU64,
+}
+
+/// True when a change inside `b` can alter the map of a light of this kind and views.
+fn reaches(light: &Light, b: &Aabb) -> bool {
+    if b.is_empty() {
+        return false;
+    }
+    if !light.views.is_empty() {
+        return true;
+    }
+    match &light.kind {
+        LightKind::Directional { .. } | LightKind::Cascaded { .. } => true,
+        LightKind::Spot {
+            position, range, ..
+        }
+        | LightKind::Point { position, range } => sphere_touches(*position, *range, b),
+    }
+}
+
+/// The next handle from `next` that `map` does not use.
+fn allocate<K: Ord + Copy, V>(next: &mut u64, map: &BTreeMap<K, V>, key: fn(u64) -> K) -> K {
+    while map.contains_key(&key(*next)) {
+        *next = next.wrapping_add(1);
+    }
+    let id = key(*next);
+    *next = next.wrapping_add(1);
+    id
+}
+
+/// True when the sphere (`center`, `radius`) touches the box `b`.
+fn sphere_touches(center: Vec3, radius: f32, b: &Aabb) -> bool {
+    let nearest = center.clamp(b.min, b.max);
+    nearest.distance_squared(center) <= radius * radius
+}
+
+impl Lighting {
+    /// An empty lighting (rasterizing on every core).
+    #[must_use]
+    pub fn new() -> Lighting {
+        Lighting::default()
+    }
+
+    /// Threads the rasterizer may use for one map (0 = all cores).
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads = threads;
+        self.scene = OnceLock::new();
+    }
+
+    /// Threads the rasterizer may use for one map (0 = all cores).
+    #[must_use]
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    // ---- occluders -------------------------------------------------------------------------
+
+    /// Adds an occluder under a new handle.
+    pub fn add_occluder(&mut self, occluder: Occluder) -> OccluderId {
+        let id = allocate(&mut self.next_id, &self.occluders, OccluderId);
+        self.set_occluder(id, occluder);
+        id
+    }
+
+    /// Puts `occluder` under `id`, replacing what was there; maps that the old or new bounds
+    /// can reach are dropped. Returns whether something was replaced.
+    pub fn set_occluder(&mut self, id: OccluderId, occluder: Occluder) -> bool {
+        let bounds = occluder.bounds();
+        let old = self.occluders.insert(id, OccluderSlot { occluder, bounds });
+        match &old {
+            Some(o) => self.invalidate(&[o.bounds, bounds]),
+            None => self.invalidate(&[bounds]),
+        }
+        old.is_some()
+    }
+
+    /// Removes an occluder; maps its bounds reach are dropped.
+    pub fn remove_occluder(&mut self, id: OccluderId) -> Option<Occluder> {
+        let old = self.occluders.remove(&id)?;
+        self.invalidate(&[old.bounds]);
+        Some(old.occluder)
+    }
+
+    /// Removes every occluder.
+    pub fn clear_occluders(&mut self) {
+        let bounds: Vec<Aabb> = self.occluders.values().map(|o| o.bounds).collect();
+        self.occluders.clear();
+        self.invalidate(&bounds);
+    }
+
+    /// An occluder.
+    #[must_use]
+    pub fn occluder(&self, id: OccluderId) -> Option<&Occluder> {
+        self.occluders.get(&id).map(|o| &o.occluder)
+    }
+
+    /// Every occluder, in handle order.
+    pub fn occluders(&self) -> impl ExactSizeIterator<Item = (OccluderId, &Occluder)> {
+        self.occluders.iter().map(|(id, o)| (*id, &o.occluder))
+    }
+
+    /// Number of occluders.
+    #[must_use]
+    pub fn occluder_count(&self) -> usize {
+        self.occluders.len()
+    }
+
+    /// The occluders as one engine scene (built on first need after a change).
+    #[must_use]
+    pub fn scene(&self) -> &Scene {
+        self.scene.get_or_init(|| Scene {
+            occluders: self
+                .occluders
+                .values()
+                .map(|o| o.occluder.clone())
+                .collect(),
+            threads: self.threads,
+        })
+    }
+
+    /// Bounds of every occluder.
+    #[must_use]
+    pub fn bounds(&self) -> Aabb {
+        let mut b = Aabb::EMPTY;
+        for o in self.occluders.values() {
+            if !o.bounds.is_empty() {
+                b.include(o.bounds.min);
+                b.include(o.bounds.max);
+            }
+        }
+        b
+    }
+
+    /// Number of triangles.
+    #[must_use]
+    pub fn triangle_count(&self) -> usize {
+        self.occluders
+            .values()
+            .map(|o| o.occluder.mesh.triangle_count())
+            .sum()
+    }
+
+    /// Drops the maps that a change inside any of `boxes` can reach.
+    fn invalidate(&mut self, boxes: &[Aabb]) {
+        self.scene = OnceLock::new();
+        let mut lights = false;
+        for slot in self.lights.values_mut() {
+            if slot.map.get().is_some() && boxes.iter().any(|b| reaches(&slot.light, b)) {
+                slot.map = OnceLock::new();
+                lights = true;
+            }
+        }
+        let mut eyes = false;
+        for slot in self.eyes.values_mut() {
+            if slot.map.get().is_some()
+                && boxes.iter().any(|b| {
+                    !b.is_empty() && sphere_touches(slot.viewer.position, slot.viewer.range, b)
+                })
+            {
+                slot.map = OnceLock::new();
+                eyes = true;
+            }
+        }
+        self.light_generation += u64::from(lights);
+        self.eye_generation += u64::from(eyes);
+    }
+
+    // ---- lights ----------------------------------------------------------------------------
+
+    /// Adds a light under a new handle.
+    pub fn add_light(&mut self, light: Light) -> LightId {
+        let id = allocate(&mut self.next_id, &self.lights, LightId);
+        self.set_light(id, light);
+        id
+    }
+
+    /// Puts `light` under `id`; its map is dropped unless the light is unchanged. Returns
+    /// whether a light was replaced.
+    pub fn set_light(&mut self, id: LightId, light: Light) -> bool {
+        if let Some(slot) = self.lights.get_mut(&id) {
+            if slot.light != light {
+                slot.light = light;
+                slot.map = OnceLock::new();
+                self.light_generation += 1;
+            }
+            return true;
+        }
+        self.lights.insert(
+            id,
+            LightSlot {
+                light,
+                map: OnceLock::new(),
+            },
+        );
+        self.light_generation += 1;
+        false
+    }
+
+    /// Removes a light and its map.
+    pub fn remove_light(&mut self, id: LightId) -> Option<Light> {
+        let slot = self.lights.remove(&id)?;
+        self.light_generation += 1;
+        Some(slot.light)
+    }
+
+    /// A light.
+    #[must_use]
+    pub fn light(&self, id: LightId) -> Option<&Light> {
+        self.lights.get(&id).map(|s| &s.light)
+    }
+
+    /// Every light, in handle order (the order exposures sum them in).
+    pub fn lights(&self) -> impl ExactSizeIterator<Item = (LightId, &Light)> {
+        self.lights.iter().map(|(id, s)| (*id, &s.light))
+    }
+
+    /// Number of lights.
+    #[must_use]
+    pub fn light_count(&self) -> usize {
+        self.lights.len()
+    }
+
+    /// Changes whenever a light's map may have changed (a light added, changed or removed, or
+    /// a map dropped by an occluder change); compare with the value of the last frame.
+    #[must_use]
+    pub fn light_generation(&self) -> u64 {
+        self.light_generation
+    }
+
+    /// A light's shadow map, rendered now if it is not yet.
+    ///
+    /// # Errors
+    /// [`ShadowError::UnknownHandle`], or why the map cannot be rendered (kept until the light
+    /// or the occluders change; [`ShadowError::Interrupted`] is not kept).
+    pub fn map(&self, id: LightId) -> Result<&ShadowMap, ShadowError> {
+        self.map_with_threads(id, self.threads)
+    }
+
+    /// [`Lighting::map`] with `threads` rasterizer threads (a host that renders many maps at
+    /// once gives each one thread).
+    ///
+    /// # Errors
+    /// As [`Lighting::map`].
+    pub fn map_with_threads(&self, id: LightId, threads: usize) -> Result<&ShadowMap, ShadowError> {
+        let slot = self
+            .lights
+            .get(&id)
+            .ok_or(ShadowError::UnknownHandle("light"))?;
+        lazy(&slot.map, || {
+            crate::zone!("penumbra::Lighting::render map");
+            self.maps_rendered.fetch_add(1, Ordering::Relaxed);
+            let scene = self.scene_with(threads);
+            ShadowMap::render(slot.light.clone(), &scene)
+        })
+    }
+
+    /// A light's map if it is rendered (no rendering).
+    #[must_use]
+    pub fn rendered_map(&self, id: LightId) -> Option<&ShadowMap> {
+        self.lights.get(&id)?.map.get()?.as_ref().ok()
+    }
+
+    /// Why a light has no map, if its last render failed.
+    #[must_use]
+    pub fn map_error(&self, id: LightId) -> Option<&ShadowError> {
+        self.lights.get(&id)?.map.get()?.as_ref().err()
+    }
+
+    /// The lights whose maps are not rendered (nor known to fail), in handle order.
+    #[must_use]
+    pub fn pending_lights(&self) -> Vec<LightId> {
+        self.lights
+            .iter()
+            .filter(|(_, s)| s.map.get().is_none())
+            .map(|(id, _)| *id)
+            .collect()
+    }
+
+    /// Maps rendered since the lighting was made (light maps, eye maps).
+    #[must_use]
+    pub fn maps_rendered(&self) -> (u64, u64) {
+        (
+            self.maps_rendered.load(Ordering::Relaxed),
+            self.eye_maps_rendered.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Bytes of every rendered light and eye map.
+    #[must_use]
+    pub fn resident_bytes(&self) -> u64 {
+        let lights: u64 = self
+            .lights
+            .keys()
+            .filter_map(|&id| self.rendered_map(id))
+            .map(ShadowMap::bytes)
+            .sum();
+        let eyes: u64 = self
+            .eyes
+            .keys()
+            .filter_map(|&id| self.rendered_eye_map(id))
+            .map(|e| e.map().bytes())
+            .sum();
+        lights + eyes
+    }
+
+    fn scene_with(&self, threads: usize) -> Scene {
+        let scene = self.scene();
+        Scene {
+            occluders: scene.occluders.clone(),
+            threads,
+        }
+    }
+
+    // ---- eyes ------------------------------------------------------------------------------
+
+    /// Adds an eye under a new handle.
+    pub fn add_eye(&mut self, viewer: Viewer) -> EyeId {
+        let id = allocate(&mut self.next_id, &self.eyes, EyeId);
+        self.set_eye(id, viewer);
+        id
+    }
+
+    /// Puts `viewer` under `id`; its map is dropped unless the eye is unchanged. Returns
+    /// whether an eye was replaced.
+    pub fn set_eye(&mut self, id: EyeId, viewer: Viewer) -> bool {
+        if let Some(slot) = self.eyes.get_mut(&id) {
+            if slot.viewer != viewer {
+                slot.viewer = viewer;
+                slot.map = OnceLock::new();
+                self.eye_generation += 1;
+            }
+            return true;
+        }
+        self.eyes.insert(
+            id,
+            EyeSlot {
+                viewer,
+                map: OnceLock::new(),
+            },
+        );
+        self.eye_generation += 1;
+        false
+    }
+
+    /// Removes an eye and its map.
+    pub fn remove_eye(&mut self, id: EyeId) -> Option<Viewer> {
+        let slot = self.eyes.remove(&id)?;
+        self.eye_generation += 1;
+        Some(slot.viewer)
+    }
+
+    /// An eye.
+    #[must_use]
+    pub fn eye(&self, id: EyeId) -> Option<&Viewer> {
+        self.eyes.get(&id).map(|s| &s.viewer)
+    }
+
+    /// Every eye, in handle order.
+    pub fn eyes(&self) -> impl ExactSizeIterator<Item = (EyeId, &Viewer)> {
+        self.eyes.iter().map(|(id, s)| (*id, &s.viewer))
+    }
+
+    /// Changes whenever an eye's map may have changed.
+    #[must_use]
+    pub fn eye_generation(&self) -> u64 {
+        self.eye_generation
+    }
+
+    /// An eye's depth map, rendered now if it is not yet.
+    ///
+    /// # Errors
+    /// As [`Lighting::map`].
+    pub fn eye_map(&self, id: EyeId) -> Result<&EyeMap, ShadowError> {
+        self.eye_map_with_threads(id, self.threads)
+    }
+
+    /// [`Lighting::eye_map`] with `threads` rasterizer threads.
+    ///
+    /// # Errors
+    /// As [`Lighting::map`].
+    pub fn eye_map_with_threads(&self, id: EyeId, threads: usize) -> Result<&EyeMap, ShadowError> {
+        let slot = self
+            .eyes
+            .get(&id)
+            .ok_or(ShadowError::UnknownHandle("eye"))?;
+        lazy(&slot.map, || {
+            crate::zone!("penumbra::Lighting::render eye map");
+            self.eye_maps_rendered.fetch_add(1, Ordering::Relaxed);
+            slot.viewer.render(&self.scene_with(threads))
+        })
+    }
+
+    /// An eye's map if it is rendered.
+    #[must_use]
+    pub fn rendered_eye_map(&self, id: EyeId) -> Option<&EyeMap> {
+        self.eyes.get(&id)?.map.get()?.as_ref().ok()
+    }
+
+    /// Why an eye has no map, if its last render failed.
+    #[must_use]
+    pub fn eye_map_error(&self, id: EyeId) -> Option<&ShadowError> {
+        self.eyes.get(&id)?.map.get()?.as_ref().err()
+    }
+
+    /// The eyes whose maps are not rendered (nor known to fail).
+    #[must_use]
+    pub fn pending_eyes(&self) -> Vec<EyeId> {
+        self.eyes
+            .iter()
+            .filter(|(_, s)| s.map.get().is_none())
+            .map(|(id, _)| *id)
+            .collect()
+    }
+
+    // ---- queries on one light or eye -------------------------------------------------------
+
+    /// How lit `point` is in one light's map (see [`ShadowMap::lit_fraction`]).
+    ///
+    /// # Errors
+    /// As [`Lighting::map`].
+    pub fn lit_fraction(
+        &self,
+        light: LightId,
+        point: Vec3,
+        normal: Option<Vec3>,
+    ) -> Result<f32, ShadowError> {
+        Ok(self.map(light)?.lit_fraction(point, normal))
+    }
+
+    /// The fraction of a target disc of `radius` at `target` that `eye` sees
+    /// ([`EyeMap::visible_fraction`]).
+    ///
+    /// # Errors
+    /// As [`Lighting::eye_map`].
+    pub fn visible_fraction(
+        &self,
+        eye: EyeId,
+        target: Vec3,
+        radius: f32,
+    ) -> Result<f32, ShadowError> {
+        Ok(self.eye_map(eye)?.visible_fraction(target, radius))
+    }
+
+    /// True when `eye` sees at least half of a point target ([`EyeMap::can_see`]).
+    ///
+    /// # Errors
+    /// As [`Lighting::eye_map`].
+    pub fn can_see(&self, eye: EyeId, target: Vec3) -> Result<bool, ShadowError> {
+        Ok(self.eye_map(eye)?.can_see(target))
+    }
+}
+
+/// The value of `cell`, made by `make` if there is none; an interrupted make is not kept.
+fn lazy<T>(
+    cell: &OnceLock<Result<T, ShadowError>>,
+    make: impl FnOnce() -> Result<T, ShadowError>,
+) -> Result<&T, ShadowError> {
+    if let Some(done) = cell.get() {
+        return done.as_ref().map_err(Clone::clone);
+    }
+    match make() {
+        Err(ShadowError::Interrupted) => Err(ShadowError::Interrupted),
+        result => {
+            // Another thread may have finished first; either result is the same map.
+            let _ = cell.set(result);
+            cell.get().expect("just set").as_ref().map_err(Clone::clone)
+        }
+    }
+}

@@ -1,0 +1,304 @@
+//! Light, eye and transform descriptions read from Lua tables, and the probe walk of
+//! `probePath`: every field checked, with a message that names it.
+
+use glam::{EulerRot, Mat4, Quat, Vec3};
+use mlua::Value;
+use penumbra_core::shadow::{Aabb, Light, LightKind, PcfKernel};
+
+use super::{EyeParams, State};
+use crate::api::{Call, Fields};
+
+/// The largest shadow-map edge a script may ask for.
+const MAX_LIGHT_RESOLUTION: u32 = 8192;
+/// The largest eye depth-map edge a script may ask for.
+const MAX_EYE_RESOLUTION: u32 = 4096;
+/// The most probes `probePath` places.
+const MAX_PROBES: f64 = 1_000_000.0;
+
+pub(super) const LIGHT_KEYS: [&str; 11] = [
+    "kind",
+    "name",
+    "direction",
+    "position",
+    "angle",
+    "innerAngle",
+    "range",
+    "intensity",
+    "resolution",
+    "kernel",
+    "bounds",
+];
+pub(super) const EYE_KEYS: [&str; 6] = [
+    "name",
+    "position",
+    "direction",
+    "fov",
+    "range",
+    "resolution",
+];
+/// What `canSee` and `saveView` take to describe an eye given as a position.
+pub(crate) const EYE_PARAM_KEYS: [&str; 4] = ["direction", "fov", "range", "resolution"];
+const TRANSFORM_KEYS: [&str; 3] = ["position", "rotation", "scale"];
+
+/// Reads `direction`, `fov`, `range` and `resolution` for an eye at `position`.
+pub(super) fn eye_params(
+    call: &Call<'_>,
+    f: &Fields<'_, '_>,
+    position: Vec3,
+) -> mlua::Result<EyeParams> {
+    let direction = f.vec3("direction")?;
+    if let Some(d) = direction
+        && d.length_squared() == 0.0
+    {
+        return Err(call.error(format!("{}: the direction is zero", f.name("direction"))));
+    }
+    let fov = f.number("fov")?;
+    if let Some(fov) = fov {
+        if !(fov > 0.0 && fov <= 360.0) {
+            return Err(call.error(format!(
+                "{} = {fov}: expected degrees in (0, 360]",
+                f.name("fov")
+            )));
+        }
+        if direction.is_none() && fov < 360.0 {
+            return Err(call.error(format!(
+                "{} = {fov} needs a direction (without one the eye sees all around)",
+                f.name("fov")
+            )));
+        }
+    }
+    let range = f.number("range")?.unwrap_or(30.0);
+    if range <= 0.0 {
+        return Err(call.error(format!(
+            "{} = {range}: expected a distance > 0",
+            f.name("range")
+        )));
+    }
+    let resolution = f.index("resolution")?.unwrap_or(512);
+    if !(1..=MAX_EYE_RESOLUTION).contains(&resolution) {
+        return Err(call.error(format!(
+            "{} = {resolution}: expected 1 to {MAX_EYE_RESOLUTION} texels",
+            f.name("resolution")
+        )));
+    }
+    Ok(EyeParams {
+        position,
+        direction,
+        fov: fov.unwrap_or(90.0) as f32,
+        range: range as f32,
+        resolution,
+    })
+}
+
+/// An optional object transform `{position = v, rotation = {x, y, z} degrees, scale = s | v}`:
+/// scale, then rotate (roll about z, pitch about x, yaw about y), then move.
+pub(super) fn transform(call: &Call<'_>, i: usize) -> mlua::Result<Mat4> {
+    let f = Fields::optional(call, i, "transform", &TRANSFORM_KEYS)?;
+    let position = f.vec3("position")?.unwrap_or(Vec3::ZERO);
+    let rotation = f.vec3("rotation")?.unwrap_or(Vec3::ZERO);
+    let scale = match f.get("scale")? {
+        Value::Nil => Vec3::ONE,
+        v @ (Value::Integer(_) | Value::Number(_)) => {
+            Vec3::splat(call.finite_of("transform.scale", &v)? as f32)
+        }
+        v => call.vec3_of("transform.scale", &v)?,
+    };
+    let rotation = Quat::from_euler(
+        EulerRot::YXZ,
+        rotation.y.to_radians(),
+        rotation.x.to_radians(),
+        rotation.z.to_radians(),
+    );
+    Ok(Mat4::from_scale_rotation_translation(
+        scale, rotation, position,
+    ))
+}
+
+/// `scene:addLight(desc)`.
+pub(super) fn read_light(call: &Call<'_>, state: &State) -> mlua::Result<(String, Light)> {
+    let f = Fields::required(call, 0, "desc", &LIGHT_KEYS)?;
+    let kind = f.string("kind")?.ok_or_else(|| {
+        call.error("desc.kind is missing: \"directional\", \"spot\" or \"point\"")
+    })?;
+    let only = |key: &str, kinds: &str| -> mlua::Result<()> {
+        if f.has(key)? {
+            return Err(call.error(format!(
+                "{}: a {kind} light has no {key} (only {kinds} lights do)",
+                f.name(key)
+            )));
+        }
+        Ok(())
+    };
+    let needed = |key: &str| -> mlua::Result<Vec3> {
+        f.vec3(key)?.ok_or_else(|| {
+            call.error(format!(
+                "{} is missing: a {kind} light needs one",
+                f.name(key)
+            ))
+        })
+    };
+    let direction = |f: &Fields<'_, '_>| -> mlua::Result<Vec3> {
+        let d = needed("direction")?;
+        if d.length_squared() == 0.0 {
+            return Err(call.error(format!("{}: the direction is zero", f.name("direction"))));
+        }
+        Ok(d)
+    };
+    let range = || -> mlua::Result<f32> {
+        let r = f.number("range")?.unwrap_or(20.0);
+        if r <= 0.0 {
+            return Err(call.error(format!(
+                "{} = {r}: expected a distance > 0",
+                f.name("range")
+            )));
+        }
+        Ok(r as f32)
+    };
+    let intensity = f.number("intensity")?.unwrap_or(1.0);
+    if intensity < 0.0 {
+        return Err(call.error(format!(
+            "{} = {intensity}: expected a number >= 0",
+            f.name("intensity")
+        )));
+    }
+    let intensity = intensity as f32;
+    let mut light = match kind.as_str() {
+        "directional" => {
+            only("position", "spot and point")?;
+            only("range", "spot and point")?;
+            only("angle", "spot")?;
+            only("innerAngle", "spot")?;
+            let mut light = Light::directional(direction(&f)?, intensity);
+            if let Some(b) = f.read("bounds", |c, what, v| {
+                let b = Fields::check(
+                    c,
+                    "desc.bounds",
+                    Some(c.table_of(what, v)?),
+                    &["min", "max"],
+                )?;
+                let min = b
+                    .vec3("min")?
+                    .ok_or_else(|| c.error("desc.bounds.min is missing"))?;
+                let max = b
+                    .vec3("max")?
+                    .ok_or_else(|| c.error("desc.bounds.max is missing"))?;
+                Ok(Aabb {
+                    min: min.min(max),
+                    max: min.max(max),
+                })
+            })? && let LightKind::Directional { bounds, .. } = &mut light.kind
+            {
+                *bounds = Some(b);
+            }
+            light
+        }
+        "spot" => {
+            only("bounds", "directional")?;
+            let angle = f.number("angle")?.unwrap_or(60.0);
+            if !(angle > 0.0 && angle <= 176.0) {
+                return Err(call.error(format!(
+                    "{} = {angle}: expected the cone's full angle in degrees, in (0, 176]",
+                    f.name("angle")
+                )));
+            }
+            let inner = f.number("innerAngle")?;
+            if let Some(inner) = inner
+                && !(inner > 0.0 && inner <= angle)
+            {
+                return Err(call.error(format!(
+                    "{} = {inner}: expected degrees in (0, angle = {angle}]",
+                    f.name("innerAngle")
+                )));
+            }
+            // Half-angles in f32, as Rust code writes them (`40f32.to_radians()`), so a level
+            // built here and one built in Rust get the same bits.
+            let half = |degrees: f64| (0.5 * degrees as f32).to_radians();
+            let mut light = Light::spot(
+                needed("position")?,
+                direction(&f)?,
+                half(angle),
+                range()?,
+                intensity,
+            );
+            if let (Some(inner), LightKind::Spot { inner_angle, .. }) = (inner, &mut light.kind) {
+                *inner_angle = half(inner);
+            }
+            light
+        }
+        "point" => {
+            only("bounds", "directional")?;
+            only("direction", "directional and spot")?;
+            only("angle", "spot")?;
+            only("innerAngle", "spot")?;
+            Light::point(needed("position")?, range()?, intensity)
+        }
+        other => {
+            return Err(call.error(format!(
+                "desc.kind: {other:?} is not one of \"directional\", \"spot\", \"point\""
+            )));
+        }
+    };
+    if let Some(resolution) = f.index("resolution")? {
+        if !(1..=MAX_LIGHT_RESOLUTION).contains(&resolution) {
+            return Err(call.error(format!(
+                "desc.resolution = {resolution}: expected 1 to {MAX_LIGHT_RESOLUTION} texels"
+            )));
+        }
+        light.resolution = resolution;
+    }
+    if let Some(kernel) = f.string("kernel")? {
+        light.kernel = kernel.parse::<PcfKernel>().map_err(|_| {
+            call.error(format!(
+                "desc.kernel: {kernel:?} is not one of \"2x2\", \"3x3\", \"5x5\", \"castano13\""
+            ))
+        })?;
+    }
+    let name = match f.string("name")? {
+        Some(name) if name.is_empty() => return Err(call.error("desc.name is empty")),
+        Some(name) => name,
+        None => format!("{kind}{}", state.light_count() + 1),
+    };
+    if state.has_light(&name) {
+        return Err(call.error(format!(
+            "desc.name: the scene already has a light named {name:?}"
+        )));
+    }
+    Ok((name, light))
+}
+
+/// The rows of a probe walk: points every `spacing` along the polyline, and its last point.
+pub(super) fn probe_points(
+    call: &Call<'_>,
+    path: &[Vec3],
+    spacing: f64,
+) -> mlua::Result<Vec<(Vec3, f32)>> {
+    let Some(&first) = path.first() else {
+        return Err(call.error("points: the path is empty"));
+    };
+    let length: f64 = path
+        .windows(2)
+        .map(|w| f64::from(w[0].distance(w[1])))
+        .sum();
+    if length / spacing > MAX_PROBES {
+        return Err(call.error(format!(
+            "spacing = {spacing}: a path {length} long would get more than {MAX_PROBES} probes"
+        )));
+    }
+    let mut out = vec![(first, 0.0f32)];
+    let (mut next, mut start, mut emitted) = (spacing, 0.0f64, 0.0f64);
+    for w in path.windows(2) {
+        let len = f64::from(w[0].distance(w[1]));
+        while len > 0.0 && next <= start + len {
+            let t = ((next - start) / len) as f32;
+            out.push((w[0].lerp(w[1], t), next as f32));
+            emitted = next;
+            next += spacing;
+        }
+        start += len;
+    }
+    // The path's end, unless the last probe already sits on it.
+    if length - emitted > 1e-6 * spacing {
+        out.push((*path.last().unwrap_or(&first), length as f32));
+    }
+    Ok(out)
+}

@@ -1,0 +1,379 @@
+//! The methods of the `Scene`, `Light` and `Eye` userdata.
+
+use std::cell::Ref;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use glam::Vec3;
+use mlua::{MetaMethod, UserData, UserDataFields, UserDataMethods, Value};
+use penumbra_core::raster::Mesh;
+use penumbra_core::shadow::{Light, LightKind, Occluder};
+
+use super::describe::{EYE_KEYS, EYE_PARAM_KEYS, eye_params, probe_points, read_light, transform};
+use super::{EyeParams, LuaEye, LuaLight, LuaScene, State, eye_arg, light_index};
+use crate::api::{Fields, method, vector_value};
+use crate::host::Host;
+
+/// The largest OBJ file `loadObj` reads.
+const MAX_OBJ_BYTES: u64 = 256 << 20;
+
+impl UserData for LuaScene {
+    fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
+        fields.add_field_method_get("occluders", |_, s| {
+            Ok(s.0
+                .try_borrow()
+                .map_or(0, |st| st.lighting.occluder_count()))
+        });
+        fields.add_field_method_get("triangles", |_, s| {
+            Ok(s.0
+                .try_borrow()
+                .map_or(0, |st| st.lighting.triangle_count()))
+        });
+    }
+
+    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
+        methods.add_meta_method(MetaMethod::ToString, |_, s, ()| {
+            Ok(match s.0.try_borrow() {
+                Ok(st) => format!(
+                    "Scene({} occluders, {} triangles, {} lights, {} eyes)",
+                    st.lighting.occluder_count(),
+                    st.lighting.triangle_count(),
+                    st.lights.len(),
+                    st.eyes.len()
+                ),
+                Err(_) => "Scene(busy)".into(),
+            })
+        });
+        method(methods, "addBox", "Scene:addBox", |call, this: &Self| {
+            let a = call.vec3(0, "min")?;
+            let b = call.vec3(1, "max")?;
+            this.state(call)?
+                .add_occluder(call, Occluder::cuboid(a.min(b), a.max(b)))
+        });
+        method(methods, "addMesh", "Scene:addMesh", |call, this: &Self| {
+            penumbra_core::zone!("penumbra_lua::addMesh");
+            let positions = call.points_of("positions", call.arg(0))?;
+            let t = call.table_of("indices", call.arg(1))?;
+            let len = t.raw_len();
+            if len == 0 || !len.is_multiple_of(3) {
+                return Err(call.error(format!(
+                    "indices: expected three indices per triangle, got {len}"
+                )));
+            }
+            let mut indices = Vec::with_capacity(len);
+            for k in 0..len {
+                let what = format!("indices[{}]", k + 1);
+                let i = call.index_of(&what, &t.raw_get::<Value>(k + 1)?)?;
+                if i == 0 || i as usize > positions.len() {
+                    return Err(call.error(format!(
+                        "{what} = {i}: expected 1 to {} (indices start at 1)",
+                        positions.len()
+                    )));
+                }
+                indices.push(i - 1);
+            }
+            let matrix = transform(call, 2)?;
+            let mesh = Mesh::new(positions, indices).map_err(|e| call.error(e))?;
+            this.state(call)?
+                .add_occluder(call, Occluder::mesh(Arc::new(mesh), matrix))
+        });
+        method(methods, "loadObj", "Scene:loadObj", |call, this: &Self| {
+            penumbra_core::zone!("penumbra_lua::loadObj");
+            let rel = call.string(0, "path")?;
+            let matrix = transform(call, 1)?;
+            let bytes = crate::api::png::read_root(call, &rel, MAX_OBJ_BYTES)?;
+            let text = String::from_utf8(bytes)
+                .map_err(|e| call.error(format!("{rel}: not UTF-8 text ({e})")))?;
+            let host = Host::of(call.lua);
+            let mesh =
+                crate::api::obj::parse(&text, || host.check_deadline(call.lua))?.map_err(|e| {
+                    match e.line {
+                        Some(line) => call.error(format!("{rel}:{line}: {}", e.message)),
+                        None => call.error(format!("{rel}: {}", e.message)),
+                    }
+                })?;
+            let triangles = mesh.indices.len() / 3;
+            let mesh = Mesh::new(mesh.positions, mesh.indices).map_err(|e| call.error(e))?;
+            this.state(call)?
+                .add_occluder(call, Occluder::mesh(Arc::new(mesh), matrix))?;
+            Ok(triangles)
+        });
+        method(
+            methods,
+            "addLight",
+            "Scene:addLight",
+            |call, this: &Self| {
+                let mut state = this.state(call)?;
+                let (name, light) = read_light(call, &state)?;
+                let index = state.add_light(name, light);
+                Ok(LuaLight {
+                    scene: Rc::clone(&this.0),
+                    index,
+                })
+            },
+        );
+        method(methods, "addEye", "Scene:addEye", |call, this: &Self| {
+            let f = Fields::required(call, 0, "desc", &EYE_KEYS)?;
+            let position = f
+                .vec3("position")?
+                .ok_or_else(|| call.error("desc.position is missing"))?;
+            let params = eye_params(call, &f, position)?;
+            let mut state = this.state(call)?;
+            let name = match f.string("name")? {
+                Some(name) if name.is_empty() => return Err(call.error("desc.name is empty")),
+                Some(name) => name,
+                None => format!("eye{}", state.eyes.len() + 1),
+            };
+            if state.eyes.iter().any(|e| e.name == name) {
+                return Err(call.error(format!(
+                    "desc.name: the scene already has an eye named {name:?}"
+                )));
+            }
+            let index = state.add_eye(name, params);
+            Ok(LuaEye {
+                scene: Rc::clone(&this.0),
+                index,
+            })
+        });
+        method(methods, "light", "Scene:light", |call, this: &Self| {
+            let name = call.string(0, "name")?;
+            let state = this.state(call)?;
+            Ok(state
+                .lights
+                .iter()
+                .position(|(l, _)| *l == name)
+                .map(|index| LuaLight {
+                    scene: Rc::clone(&this.0),
+                    index,
+                }))
+        });
+        method(methods, "eye", "Scene:eye", |call, this: &Self| {
+            let name = call.string(0, "name")?;
+            let state = this.state(call)?;
+            Ok(state
+                .eyes
+                .iter()
+                .position(|e| e.name == name)
+                .map(|index| LuaEye {
+                    scene: Rc::clone(&this.0),
+                    index,
+                }))
+        });
+        method(methods, "bounds", "Scene:bounds", |call, this: &Self| {
+            let b = this.state(call)?.lighting.bounds();
+            if b.is_empty() {
+                return Ok((Value::Nil, Value::Nil));
+            }
+            Ok((
+                vector_value(call.lua, b.min)?,
+                vector_value(call.lua, b.max)?,
+            ))
+        });
+        method(methods, "lightAt", "Scene:lightAt", |call, this: &Self| {
+            penumbra_core::zone!("penumbra_lua::lightAt");
+            let point = call.vec3(0, "pos")?;
+            let normal = call.opt(1, |v| call.vec3_of("normal", v))?;
+            let mut state = this.state(call)?;
+            let (total, parts) = state.light_at(call, point, normal)?;
+            let lights = call.lua.create_table_with_capacity(0, parts.len())?;
+            // Keys are made per call: a scene holds no Lua references, so a script can keep
+            // as many scenes as its memory allows (each reference takes a slot of a Lua stack
+            // with a fixed size).
+            for ((name, _), part) in state.lights.iter().zip(parts) {
+                lights.raw_set(name.as_str(), part)?;
+            }
+            let out = call.lua.create_table_with_capacity(0, 2)?;
+            out.raw_set("total", total)?;
+            out.raw_set("lights", lights)?;
+            Ok(out)
+        });
+        method(
+            methods,
+            "lightAtBatch",
+            "Scene:lightAtBatch",
+            |call, this: &Self| {
+                penumbra_core::zone!("penumbra_lua::lightAtBatch");
+                let points = call.points_of("points", call.arg(0))?;
+                let normal = call.opt(1, |v| call.vec3_of("normal", v))?;
+                let totals = this.state(call)?.exposures(call, &points, normal)?;
+                call.lua.create_sequence_from(totals)
+            },
+        );
+        method(
+            methods,
+            "litFraction",
+            "Scene:litFraction",
+            |call, this: &Self| {
+                penumbra_core::zone!("penumbra_lua::litFraction");
+                let mut state = this.state(call)?;
+                let i = light_index(call, &state, this, call.arg(0))?;
+                let point = call.vec3(1, "pos")?;
+                let normal = call.opt(2, |v| call.vec3_of("normal", v))?;
+                state.lit_fraction(call, i, point, normal)
+            },
+        );
+        method(methods, "canSee", "Scene:canSee", |call, this: &Self| {
+            penumbra_core::zone!("penumbra_lua::canSee");
+            let target = call.vec3(1, "target")?;
+            let mut keys = EYE_PARAM_KEYS.to_vec();
+            keys.push("radius");
+            let params = Fields::optional(call, 2, "params", &keys)?;
+            let radius = params.number("radius")?.unwrap_or(0.0);
+            if radius < 0.0 {
+                return Err(call.error(format!("params.radius = {radius}: expected >= 0")));
+            }
+            let eye = eye_arg(call, this, call.arg(0), &params)?;
+            let fraction = this
+                .state(call)?
+                .eye_map(call, &eye, false)?
+                .visible_fraction(target, radius as f32);
+            Ok((fraction >= 0.5, fraction))
+        });
+        method(
+            methods,
+            "probePath",
+            "Scene:probePath",
+            |call, this: &Self| {
+                penumbra_core::zone!("penumbra_lua::probePath");
+                let path = call.points_of("points", call.arg(0))?;
+                let spacing = call.finite_of("spacing", call.arg(1))?;
+                if spacing <= 0.0 {
+                    return Err(call.error(format!("spacing = {spacing}: expected a distance > 0")));
+                }
+                let f = Fields::optional(call, 2, "options", &["normal"])?;
+                let normal = f.vec3("normal")?;
+                let probes = probe_points(call, &path, spacing)?;
+                let points: Vec<Vec3> = probes.iter().map(|&(p, _)| p).collect();
+                let exposure = this.state(call)?.exposures(call, &points, normal)?;
+                let rows = call.lua.create_table_with_capacity(probes.len(), 0)?;
+                for ((p, distance), e) in probes.into_iter().zip(exposure) {
+                    let row = call.lua.create_table_with_capacity(0, 3)?;
+                    row.raw_set("pos", vector_value(call.lua, p)?)?;
+                    row.raw_set("distance", distance)?;
+                    row.raw_set("exposure", e)?;
+                    rows.raw_push(row)?;
+                }
+                Ok(rows)
+            },
+        );
+        super::pictures::add_methods(methods);
+    }
+}
+
+/// A light's name and description, as its handle sees them.
+struct LightEntry<'a> {
+    name: &'a str,
+    light: &'a Light,
+}
+
+impl LuaLight {
+    fn entry<R>(&self, f: impl FnOnce(LightEntry<'_>) -> R) -> Option<R> {
+        let state: Ref<'_, State> = self.scene.try_borrow().ok()?;
+        (self.index < state.light_count()).then(|| {
+            let (name, light) = state.light(self.index);
+            f(LightEntry { name, light })
+        })
+    }
+}
+
+impl UserData for LuaLight {
+    fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
+        fields.add_field_method_get("name", |_, l| Ok(l.entry(|e| e.name.to_owned())));
+        fields.add_field_method_get("kind", |_, l| {
+            Ok(l.entry(|e| match e.light.kind {
+                LightKind::Directional { .. } | LightKind::Cascaded { .. } => "directional",
+                LightKind::Spot { .. } => "spot",
+                LightKind::Point { .. } => "point",
+            }))
+        });
+        fields.add_field_method_get("intensity", |_, l| Ok(l.entry(|e| e.light.intensity)));
+        fields.add_field_method_get("resolution", |_, l| Ok(l.entry(|e| e.light.resolution)));
+        fields.add_field_method_get("kernel", |_, l| {
+            Ok(l.entry(|e| e.light.kernel.name().to_owned()))
+        });
+        fields.add_field_method_get("position", |lua, l| {
+            let p = l.entry(|e| match e.light.kind {
+                LightKind::Spot { position, .. } | LightKind::Point { position, .. } => {
+                    Some(position)
+                }
+                _ => None,
+            });
+            p.flatten().map(|p| vector_value(lua, p)).transpose()
+        });
+        fields.add_field_method_get("direction", |lua, l| {
+            let d = l.entry(|e| match e.light.kind {
+                LightKind::Spot { direction, .. }
+                | LightKind::Directional { direction, .. }
+                | LightKind::Cascaded { direction, .. } => Some(direction),
+                LightKind::Point { .. } => None,
+            });
+            d.flatten().map(|d| vector_value(lua, d)).transpose()
+        });
+    }
+
+    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
+        methods.add_meta_method(MetaMethod::ToString, |_, l, ()| {
+            Ok(l.entry(|e| {
+                let kind = match e.light.kind {
+                    LightKind::Spot { .. } => "spot",
+                    LightKind::Point { .. } => "point",
+                    _ => "directional",
+                };
+                format!("Light({:?}, {kind})", e.name)
+            })
+            .unwrap_or_else(|| "Light(?)".into()))
+        });
+    }
+}
+
+/// An eye's name and description, as its handle sees them.
+struct EyeEntry<'a> {
+    name: &'a str,
+    params: EyeParams,
+}
+
+impl LuaEye {
+    fn entry<R>(&self, f: impl FnOnce(EyeEntry<'_>) -> R) -> Option<R> {
+        let state: Ref<'_, State> = self.scene.try_borrow().ok()?;
+        state.eyes.get(self.index).map(|e| {
+            f(EyeEntry {
+                name: &e.name,
+                params: e.params,
+            })
+        })
+    }
+}
+
+impl UserData for LuaEye {
+    fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
+        fields.add_field_method_get("name", |_, e| Ok(e.entry(|e| e.name.to_owned())));
+        fields.add_field_method_get("position", |lua, e| {
+            e.entry(|e| e.params.position)
+                .map(|p| vector_value(lua, p))
+                .transpose()
+        });
+        fields.add_field_method_get("direction", |lua, e| {
+            e.entry(|e| e.params.direction)
+                .flatten()
+                .map(|d| vector_value(lua, d))
+                .transpose()
+        });
+        fields.add_field_method_get("fov", |_, e| {
+            Ok(e.entry(|e| {
+                if e.params.direction.is_some() {
+                    e.params.fov
+                } else {
+                    360.0
+                }
+            }))
+        });
+        fields.add_field_method_get("range", |_, e| Ok(e.entry(|e| e.params.range)));
+    }
+
+    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
+        methods.add_meta_method(MetaMethod::ToString, |_, e, ()| {
+            Ok(e.entry(|e| format!("Eye({:?})", e.name))
+                .unwrap_or_else(|| "Eye(?)".into()))
+        });
+    }
+}
