@@ -426,3 +426,151 @@ end
             .contains("late failure")
     );
 }
+
+/// `{x, y, z}` with each coordinate written so Lua reads back the same f32.
+fn lua_vec(v: Vec3) -> String {
+    format!(
+        "{{{:?}, {:?}, {:?}}}",
+        f64::from(v.x),
+        f64::from(v.y),
+        f64::from(v.z)
+    )
+}
+
+#[test]
+fn a_scene_built_in_lua_and_in_bevy_gives_bit_equal_exposures() {
+    // The same boxes and lights through the Bevy plugin and through a Lua `penumbra.scene()`:
+    // both bind the engine's Lighting, so every exposure agrees to the bit, shadow edges and
+    // the points outside the maps included (issue 14).
+    let mut app = app();
+    let boxes = [
+        (Vec3::new(-10.0, -1.0, -10.0), Vec3::new(10.0, 0.0, 10.0)),
+        (Vec3::new(-1.0, 0.0, -1.0), Vec3::new(1.0, 2.0, 1.0)),
+        (Vec3::new(3.0, 0.0, -4.0), Vec3::new(3.5, 3.0, 4.0)),
+    ];
+    for (min, max) in boxes {
+        world_box(&mut app, min, max);
+    }
+    let sun = app
+        .world_mut()
+        .spawn((
+            ShadowLight::directional(0.5)
+                .with_resolution(256)
+                .with_kernel(PcfKernel::PCF_3X3),
+            Transform::default().looking_to(Vec3::new(0.4, -1.0, 0.25), Vec3::Y),
+        ))
+        .id();
+    let lamp = app
+        .world_mut()
+        .spawn((
+            ShadowLight::spot(35f32.to_radians(), 12.0, 30.0).with_resolution(128),
+            Transform::from_xyz(1.0, 7.0, 2.0).looking_at(Vec3::new(0.5, 0.0, 0.0), Vec3::Z),
+        ))
+        .id();
+    let bulb = app
+        .world_mut()
+        .spawn((
+            ShadowLight::point(9.0, 12.0)
+                .with_resolution(64)
+                .with_kernel(PcfKernel::PCF_5X5),
+            Transform::from_xyz(-4.0, 2.5, 1.5),
+        ))
+        .id();
+    app.update();
+    // The engine lights as Bevy placed them, written out for Lua bit for bit.
+    let maps = app.world().resource::<ShadowMaps>();
+    let kind = |e: Entity| maps.get(e).unwrap().light().kind.clone();
+    let penumbra_core::shadow::LightKind::Directional {
+        direction: sun_dir, ..
+    } = kind(sun)
+    else {
+        panic!("sun")
+    };
+    let penumbra_core::shadow::LightKind::Spot {
+        position: lamp_at,
+        direction: lamp_dir,
+        ..
+    } = kind(lamp)
+    else {
+        panic!("lamp")
+    };
+    let mut points = Vec::new();
+    for i in 0..24 {
+        for j in 0..24 {
+            let (x, z) = (-11.0 + i as f32 * 0.95, -11.0 + j as f32 * 0.95);
+            points.push(Vec3::new(x, 0.0, z));
+            points.push(Vec3::new(x + 0.3, 0.8, z - 0.2));
+        }
+    }
+    points.extend(table_rows().into_iter().map(|r| r.0));
+    let mut script = String::from("local scene = penumbra.scene()\n");
+    for (min, max) in boxes {
+        script += &format!("scene:addBox({}, {})\n", lua_vec(min), lua_vec(max));
+    }
+    let described = [
+        (
+            sun,
+            format!(
+                "{{kind = 'directional', direction = {}, intensity = 0.5, resolution = 256, \
+                 kernel = '3x3'}}",
+                lua_vec(sun_dir)
+            ),
+        ),
+        (
+            lamp,
+            format!(
+                "{{kind = 'spot', position = {}, direction = {}, angle = 70, range = 12, \
+                 intensity = 30, resolution = 128}}",
+                lua_vec(lamp_at),
+                lua_vec(lamp_dir)
+            ),
+        ),
+        (
+            bulb,
+            format!(
+                "{{kind = 'point', position = {}, range = 9, intensity = 12, resolution = 64, \
+                 kernel = '5x5'}}",
+                lua_vec(Vec3::new(-4.0, 2.5, 1.5))
+            ),
+        ),
+    ];
+    // Lights are summed in each binding's handle order: the Lua scene adds them in the order
+    // the plugin sums them (entity order), so the sums are the same sums.
+    for light in maps.iter() {
+        let (_, desc) = described
+            .iter()
+            .find(|(e, _)| *e == light.entity())
+            .unwrap();
+        script += &format!("scene:addLight({desc})\n");
+    }
+    let list: Vec<String> = points.iter().map(|&p| lua_vec(p)).collect();
+    script += &format!(
+        "local points = {{{}}}\nlocal single = {{}}\n\
+         for i, p in ipairs(points) do single[i] = scene:lightAt(p, {{0, 1, 0}}).total end\n\
+         return single, scene:lightAtBatch(points, {{0, 1, 0}})",
+        list.join(", ")
+    );
+    let dir = temp_root("parity");
+    let rt = penumbra_lua::Runtime::new(penumbra_lua::RuntimeOptions::new(&dir)).unwrap();
+    let (single, batch): (Vec<f32>, Vec<f32>) = rt.eval(&script, "parity.luau").unwrap();
+    let (mut lit, mut dark) = (0, 0);
+    for (k, &p) in points.iter().enumerate() {
+        let bevy = with_query(&mut app, |q| {
+            q.probe(&[p], Some(Vec3::Y)).map_or(0.0, |e| e.total())
+        });
+        assert_eq!(
+            single[k].to_bits(),
+            bevy.to_bits(),
+            "{p}: Lua {} Bevy {bevy}",
+            single[k]
+        );
+        assert_eq!(batch[k].to_bits(), bevy.to_bits(), "batch {p}");
+        if bevy == 0.0 {
+            dark += 1;
+        } else if bevy > 0.5 {
+            lit += 1;
+        }
+    }
+    // The scene has both, and soft edges between.
+    assert!(lit > 50 && dark > 20, "{lit} lit, {dark} dark");
+}

@@ -285,3 +285,20 @@ fn sub_plugins_can_be_disabled() {
     let answer = with_query(&mut app, |q| q.can_see(guard, Vec3::new(0.0, 1.0, -3.0)));
     assert_eq!(answer, Err(QueryError::NoEyeMap(guard)));
 }
+
+#[test]
+fn the_shared_exposure_table_holds_in_bevy() {
+    // Outside a light's map the light still counts, unshadowed (issue 14): the same bits as
+    // core's and Lua's tests of this table, from the ad-hoc query and from probes.
+    let mut app = app();
+    table_scene(&mut app);
+    let rows = table_rows();
+    let probes: Vec<bevy_ecs::entity::Entity> = rows.iter().map(|r| probe(&mut app, r.0)).collect();
+    app.update();
+    for ((p, want, why), probe) in rows.iter().zip(probes) {
+        let query = with_query(&mut app, |q| q.exposure(*p)).unwrap_or(0.0);
+        assert_eq!(query.to_bits(), want.to_bits(), "{p} ({why}): {query}");
+        let component = exposure(&app, probe).total();
+        assert_eq!(component.to_bits(), want.to_bits(), "probe {p} ({why})");
+    }
+}

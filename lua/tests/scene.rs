@@ -759,3 +759,53 @@ fn frame_marks_take_no_arguments() {
         &["penumbra.frameMark: takes no arguments"],
     );
 }
+
+// ---- the shared exposure table (issue 14) ---------------------------------------------------
+
+/// The rows of `core/tests/data/outside_map.txt`: point, expected exposure, what it pins.
+fn table_rows() -> Vec<([f32; 3], f32, String)> {
+    include_str!("../../core/tests/data/outside_map.txt")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let n = |i: usize| f[i].parse::<f32>().unwrap();
+            let bits = u32::from_str_radix(f[3], 16).unwrap();
+            ([n(0), n(1), n(2)], f32::from_bits(bits), f[4..].join(" "))
+        })
+        .collect()
+}
+
+#[test]
+fn the_shared_exposure_table_holds_in_lua() {
+    let (rt, _) = runtime("scene-table");
+    let rows = table_rows();
+    let pts: Vec<[f32; 3]> = rows.iter().map(|r| r.0).collect();
+    let (single, batch): (Vec<f32>, Vec<f32>) = eval(
+        &rt,
+        &format!(
+            "local scene = penumbra.scene()\n\
+             scene:addBox({{-10, -1, -10}}, {{10, 0, 10}})\n\
+             scene:addBox({{-1, 0, -1}}, {{1, 2, 1}})\n\
+             scene:addLight({{kind = 'directional', name = 'sun', direction = {{0, -1, 0}}, \
+                              intensity = 0.5, resolution = 256, \
+                              bounds = {{min = {{-10, -1, -10}}, max = {{10, 2, 10}}}}}})\n\
+             scene:addLight({{kind = 'spot', name = 'lamp', position = {{0, 6, 0}}, \
+                              direction = {{0, -1, 0}}, angle = 60, range = 10, intensity = 20, \
+                              resolution = 128}})\n\
+             {}local single = {{}}\n\
+             for i, p in ipairs(points) do single[i] = scene:lightAt(p).total end\n\
+             return single, scene:lightAtBatch(points)",
+            lua_points(&pts)
+        ),
+    );
+    for (i, (p, want, why)) in rows.iter().enumerate() {
+        assert_eq!(
+            single[i].to_bits(),
+            want.to_bits(),
+            "{p:?} ({why}): {}",
+            single[i]
+        );
+        assert_eq!(batch[i].to_bits(), want.to_bits(), "batch {p:?} ({why})");
+    }
+}

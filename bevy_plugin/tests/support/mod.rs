@@ -86,3 +86,62 @@ pub fn with_query<R>(app: &mut App, f: impl FnOnce(&ShadowQuery) -> R) -> R {
     let query = state.get(app.world()).expect("ShadowQuery is always valid");
     f(&query)
 }
+
+/// The rows of the shared exposure table `core/tests/data/outside_map.txt`: point, expected
+/// exposure, what the row pins.
+pub fn table_rows() -> Vec<(Vec3, f32, String)> {
+    include_str!("../../../core/tests/data/outside_map.txt")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let n = |i: usize| f[i].parse::<f32>().unwrap();
+            let bits = u32::from_str_radix(f[3], 16).unwrap();
+            (
+                Vec3::new(n(0), n(1), n(2)),
+                f32::from_bits(bits),
+                f[4..].join(" "),
+            )
+        })
+        .collect()
+}
+
+/// A box occluder from `min` to `max` with an identity transform, so its vertices are the
+/// corners themselves (the same bits a Lua `scene:addBox(min, max)` gives).
+pub fn world_box(app: &mut App, min: Vec3, max: Vec3) -> Entity {
+    let mesh = std::sync::Arc::new(penumbra_core::raster::Mesh::cuboid(min, max));
+    app.world_mut()
+        .spawn((Occluder::mesh(mesh), Transform::IDENTITY))
+        .id()
+}
+
+/// The table's scene: floor, crate, a bounded sun and a spot lamp (returns the two lights).
+pub fn table_scene(app: &mut App) -> (Entity, Entity) {
+    world_box(
+        app,
+        Vec3::new(-10.0, -1.0, -10.0),
+        Vec3::new(10.0, 0.0, 10.0),
+    );
+    world_box(app, Vec3::new(-1.0, 0.0, -1.0), Vec3::new(1.0, 2.0, 1.0));
+    let bounds = penumbra_core::shadow::Aabb {
+        min: Vec3::new(-10.0, -1.0, -10.0),
+        max: Vec3::new(10.0, 2.0, 10.0),
+    };
+    let sun = app
+        .world_mut()
+        .spawn((
+            ShadowLight::directional(0.5)
+                .with_resolution(256)
+                .with_bounds(bounds),
+            Transform::default().looking_to(Vec3::NEG_Y, Vec3::Z),
+        ))
+        .id();
+    let lamp = app
+        .world_mut()
+        .spawn((
+            ShadowLight::spot(30f32.to_radians(), 10.0, 20.0).with_resolution(128),
+            Transform::from_xyz(0.0, 6.0, 0.0).looking_to(Vec3::NEG_Y, Vec3::Z),
+        ))
+        .id();
+    (sun, lamp)
+}

@@ -326,6 +326,18 @@ impl ShadowMap {
         self.inside(uvz).then_some((slice, p, uvz))
     }
 
+    /// Where `point` (with surface `normal`) is compared in the map after the receiver biases:
+    /// the slice, the biased world position and its (u, v, depth); `None` when the point is
+    /// outside the map and so unshadowed. For tools that draw what the bias does.
+    #[must_use]
+    pub fn receiver_of(
+        &self,
+        point: Vec3,
+        normal: Option<Vec3>,
+    ) -> Option<(usize, Vec3, [f32; 3])> {
+        self.receiver(point, normal)
+    }
+
     /// How lit `point` is by this map's light with the light's kernel, in [0, 1]: 1 in the
     /// open, 0 in full shadow, fractions at PCF-softened edges. `normal` (the receiver's
     /// surface normal, if any) enables normal-offset bias. A point outside the map — behind the
