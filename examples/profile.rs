@@ -57,16 +57,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     std::fs::create_dir_all(&dir)?;
     let lua = Runtime::new(RuntimeOptions::new(&dir))?;
     for frame in 0..3 {
-        let maps: Vec<_> = level
-            .lights
+        // The level through the engine's Lighting: maps render on the first query.
+        let (lighting, ids, _) = level.lighting();
+        let maps: Vec<_> = ids
             .iter()
-            .map(|(_, l)| l.render(&level.scene))
+            .map(|&id| lighting.map(id))
             .collect::<Result<_, _>>()?;
         client.frame_mark();
         let mut lit = vec![0.0; points.len()];
         for map in &maps {
             map.lit_fractions_with(&points, Some(Vec3::Y), &PcfKernel::PCF_3X3, &mut lit);
         }
+        lighting.exposures(&points, Some(Vec3::Y), &mut lit, &mut Default::default())?;
         client.plot(
             tracy_client::plot_name!("penumbra lookups per frame"),
             (points.len() * maps.len() * 4) as f64,

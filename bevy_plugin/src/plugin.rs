@@ -21,8 +21,8 @@ use crate::sight::LineOfSightPlugin;
 /// (`TransformSystems::Propagate`) in the plugin's schedule.
 #[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PenumbraSystems {
-    /// Applies added, moved and removed occluders to the
-    /// [`OccluderScene`](crate::occluder::OccluderScene).
+    /// Applies added, moved and removed occluders to the engine lighting in
+    /// [`ShadowMaps`](crate::shadow::ShadowMaps).
     Prepare,
     /// Re-renders the shadow maps and eye maps that changed.
     Rasterize,

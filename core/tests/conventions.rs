@@ -181,9 +181,12 @@ fn reverse_depth_spot_lights_use_an_infinite_reverse_z_perspective() {
     let i = ((32 * 64 + 32) * 4) as usize;
     let centre = f32::from_le_bytes(bytes[i..i + 4].try_into().unwrap());
     assert!((centre - near / 10.0).abs() < 1e-6, "{centre}");
-    // No far plane: the receiver's depth is in (0, 1] however far away it is.
-    let far_below = map.receiver_of(Vec3::new(0.0, -1000.0, 0.0), None).unwrap();
-    assert!(far_below.2[2] > 0.0 && far_below.2[2] < 1e-4);
+    // No far plane in the projection, but the map ends at the light's range (depth near /
+    // range), as a forward map ends at its far plane: past it a receiver is outside.
+    let inside = map.receiver_of(Vec3::new(0.0, -19.0, 0.0), None).unwrap();
+    assert!(inside.2[2] >= near / 30.0, "{:?}", inside.2);
+    assert!(map.receiver_of(Vec3::new(0.0, -21.0, 0.0), None).is_none());
+    assert_eq!(map.lit_fraction(Vec3::new(0.0, -21.0, 0.0), None), 1.0);
     assert_eq!(map.lit_fraction(Vec3::new(0.0, 0.0, 0.0), None), 1.0);
     assert_eq!(map.lit_fraction(Vec3::new(0.0, -0.5, 0.0), None), 0.0);
     assert_batch_matches(

@@ -11,7 +11,8 @@
 //!   occluders (`unshadowed`);
 //! * the total over all lights, and the overall [`Exposure::lit_fraction`].
 //!
-//! The numbers are the engine's exposure (`penumbra_core::shadow` module `exposure`): a light
+//! The numbers are the engine's exposure
+//! ([`exposure_part`](penumbra_core::shadow::exposure_part) defines it): a light
 //! counts at points where its unshadowed light (falloff and cone) is above 0, and a point
 //! outside the light's map is unshadowed by it. Probes are updated only when they moved,
 //! changed, or a shadow map was re-rendered, in parallel on the `ComputeTaskPool`: each task

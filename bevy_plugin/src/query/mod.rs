@@ -3,9 +3,11 @@
 //! Components answer the questions a game asks every frame ([`Exposure`](crate::probe::Exposure),
 //! [`LineOfSight`](crate::sight::LineOfSight)); [`ShadowQuery`] answers the ones it asks once —
 //! is this pickup in the sun, how lit is the spot the AI wants to hide in, can this guard see
-//! that point, what does the shader's `SampleCmpLevelZero` return here. It reads the maps of the
-//! current frame (ask after [`PenumbraSystems::Rasterize`](crate::PenumbraSystems::Rasterize)
-//! for this frame's shadows) and gives the same numbers as the components for the same points.
+//! that point, what does the shader's `SampleCmpLevelZero` return here. It reads the engine
+//! lighting the plugin keeps in step with the world (ask after
+//! [`PenumbraSystems::Rasterize`](crate::PenumbraSystems::Rasterize) for this frame's shadows;
+//! asked earlier, a map an occluder change dropped is rendered on the spot, with the lights of
+//! the last frame) and gives the same numbers as the components for the same points.
 //!
 //! Nothing here panics: no plugin, no light, no map yet, a point outside every map or a
 //! non-finite point is `None` or a [`QueryError`].

@@ -2,10 +2,10 @@
 //!
 //! A [`Viewer`] is an eye at its entity's `GlobalTransform`, looking along the forward axis (−Z)
 //! with a field of view and a range, and a list of target entities to watch. The
-//! [`LineOfSightPlugin`] renders each viewer's depth map (kept by the engine's
-//! [`Lighting`](penumbra_core::shadow::Lighting) in [`ShadowMaps`]) (the engine's eye map: the same
-//! rasterizer and comparison sampler as a shadow map, with the eye as the light) in
-//! [`PenumbraSystems::Rasterize`] — again only when the eye
+//! [`LineOfSightPlugin`] renders each viewer's depth map — the engine's eye map, the same
+//! rasterizer and comparison sampler as a shadow map with the eye as the light, kept by the
+//! engine's [`Lighting`](penumbra_core::shadow::Lighting) in [`ShadowMaps`] — in
+//! [`PenumbraSystems::Rasterize`], again only when the eye
 //! moved or an occluder within its range changed — and in
 //! [`PenumbraSystems::Query`] writes one [`Sighting`] per target
 //! into the viewer's [`LineOfSight`].
@@ -53,7 +53,7 @@ use crate::{PenumbraDiagnostics, PenumbraSystems, ShadowSettings};
 #[derive(Component, Clone, Debug, PartialEq)]
 #[require(Transform, LineOfSight)]
 pub struct Viewer {
-    /// Full field of view, radians; 179° or more sees all around (a cube map).
+    /// Full field of view, radians; 177.6° (2 × 1.55 rad) or more sees all around (a cube map).
     pub fov: f32,
     /// How far the eye sees.
     pub range: f32,

@@ -24,7 +24,43 @@ use glam::Vec3;
 
 use super::ShadowError;
 use super::lighting::{LightId, Lighting};
-use super::map::Normals;
+use super::map::{Normals, ShadowMap};
+
+/// One light's part of the exposure at `point` — **the** definition of exposure, which
+/// [`exposure`], [`Lighting`] and every binding (the Lua scene, the Bevy plugin, the CLI demo)
+/// build on: the light that arrives unshadowed (`Light::unshadowed`: intensity × distance
+/// falloff × spot cone) times the lit fraction in the light's map.
+///
+/// * A point outside every map of the light (outside a directional map's square or depth
+///   range, outside every cascade, past a spot or point map's far end) is unshadowed by it:
+///   lit fraction 1, and it still gets the light's falloff and cone.
+/// * Behind a spot light, outside its cone, past a spot or point light's range, or at a
+///   non-finite point the falloff and cone give 0 — not the map.
+///
+/// Probes average this over their points ([`Lighting::probe_exposures`]).
+#[must_use]
+pub fn exposure_part(map: &ShadowMap, point: Vec3, normal: Option<Vec3>) -> f32 {
+    let unshadowed = map.light().unshadowed(point);
+    if unshadowed > 0.0 {
+        unshadowed * map.lit_fraction(point, normal)
+    } else {
+        0.0
+    }
+}
+
+/// The sum over `maps` (in order) of each light's [`exposure_part`] at `point` — how exposed a
+/// point (the player) is to all the lights of a level.
+#[must_use]
+pub fn exposure<'a>(
+    maps: impl IntoIterator<Item = &'a ShadowMap>,
+    point: Vec3,
+    normal: Option<Vec3>,
+) -> f32 {
+    crate::zone!("penumbra::shadow::exposure");
+    maps.into_iter()
+        .map(|map| exposure_part(map, point, normal))
+        .fold(0.0, |total, part| total + part)
+}
 
 /// Points a loop handles between two deadline checks.
 const CHECK_EVERY: usize = 4096;

@@ -5,7 +5,8 @@
 //! kept until the light changes or an occluder change can reach it:
 //!
 //! * a directional or cascaded light, or any light with caller-supplied views: any occluder
-//!   change (the map is fitted to the whole scene);
+//!   change (a directional map's depth range — and, without bounds, its square — follows the
+//!   scene's bounds; caller views are not analysed);
 //! * a spot or point light (and an eye): a change whose bounds — before or after — touch the
 //!   sphere of its range around its position.
 
@@ -55,6 +56,12 @@ struct OccluderSlot {
 }
 
 /// Occluders, lights and eyes, with their maps rendered lazily and invalidated by region.
+///
+/// A map is rendered on first need and kept until its light (or eye) changes or an occluder
+/// change can reach it: for a directional or cascaded light, or a light with caller-supplied
+/// views, any occluder change; for a spot or point light, or an eye, a change whose bounds
+/// (before or after) touch the sphere of its range around its position. Lights are summed in
+/// handle order.
 ///
 /// Queries take `&self` and may run on many threads at once; a map that two threads need at
 /// the same moment may be rendered twice (the first kept).
@@ -333,7 +340,8 @@ impl Lighting {
             .ok_or(ShadowError::UnknownHandle("light"))?;
         lazy(&slot.map, || {
             crate::zone!("penumbra::Lighting::render map");
-            self.maps_rendered.fetch_add(1, Ordering::Relaxed);
+            let _total = self.maps_rendered.fetch_add(1, Ordering::Relaxed) + 1;
+            crate::plot!("penumbra lighting maps rendered", _total as f64);
             let scene = self.scene_with(threads);
             ShadowMap::render(slot.light.clone(), &scene)
         })

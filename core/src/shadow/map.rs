@@ -9,7 +9,7 @@ use glam::{Mat4, Vec3};
 
 use super::ShadowError;
 use super::kernel::{Anchor, PcfKernel, Tap, grid_anchor};
-use super::light::{BiasOrder, Light, LightKind, OffsetUnits};
+use super::light::{BiasOrder, DepthConvention, Light, LightKind, OffsetUnits};
 use crate::desc::StaticSamplerDesc;
 use crate::raster::DepthTarget;
 use crate::sample::address::linear_fixed;
@@ -91,6 +91,12 @@ pub struct ShadowMap {
     layout: MapLayout,
     sampler: Sampler,
     resolution: u32,
+    /// The smallest receiver depth inside the map: 0, or for a fitted infinite reverse-Z
+    /// perspective the depth of the light's range (near / range), so a receiver past the range
+    /// is outside the map as it is past a forward map's far plane.
+    depth_floor: f32,
+    /// The layout is a cube (every direction is inside).
+    cube: bool,
     /// World size of one texel at view depth 1 (perspective) or anywhere (orthographic), per slice.
     texel_size: Vec<f32>,
     perspective: bool,
@@ -177,7 +183,17 @@ impl ShadowMap {
                 LightSource::Position(position)
             }
         };
+        let depth_floor = match light.kind {
+            LightKind::Spot { range, .. } | LightKind::Point { range, .. }
+                if light.depth == DepthConvention::Reverse && light.views.is_empty() =>
+            {
+                super::render::near_plane(range) / range
+            }
+            _ => 0.0,
+        };
         Ok(ShadowMap {
+            cube: matches!(layout, MapLayout::Cube { .. }),
+            depth_floor,
             batches: Arc::default(),
             source,
             texture,
@@ -233,6 +249,25 @@ impl ShadowMap {
         &self.light.kernel
     }
 
+    /// Bytes the batched query path of the map holds once a batched query has built it: a key
+    /// image per slice (two halves of `(n + 4) × (n + 3)` keys) and, for cube maps, a copy of
+    /// each face. For hosts that budget memory.
+    #[must_use]
+    pub fn batch_bytes(&self) -> u64 {
+        let n = u64::from(self.resolution);
+        let texel = self.texture.format().bytes_per_texel() as u64;
+        let key = if self.texture.format() == crate::Format::D16Unorm {
+            2
+        } else {
+            4
+        };
+        let image = 2 * (n + 4) * (n + 3) * key;
+        match self.layout {
+            MapLayout::Cube { .. } => 6 * (image + n * n * texel),
+            _ => self.view_proj.len() as u64 * image,
+        }
+    }
+
     /// Bytes the map holds (its depth texture).
     #[must_use]
     pub fn bytes(&self) -> u64 {
@@ -270,13 +305,43 @@ impl ShadowMap {
         project_cols(&self.view_proj.get(slice)?.to_cols_array(), p)
     }
 
-    /// True when the biased receiver `uvz` lies inside the map: depth in [0, 1] and, except on
-    /// cube maps (which cover every direction), u and v in [0, 1].
+    /// True when the biased receiver `uvz` lies inside the map: depth in [0, 1] (from the depth
+    /// of the light's range for reverse-Z spot and point maps) and, except on cube maps (which
+    /// cover every direction), u and v in [0, 1].
     #[inline(always)]
     fn inside(&self, [u, v, z]: [f32; 3]) -> bool {
-        (0.0..=1.0).contains(&z)
-            && (matches!(self.layout, MapLayout::Cube { .. })
-                || ((0.0..=1.0).contains(&u) && (0.0..=1.0).contains(&v)))
+        // `&` rather than `&&`: one branch instead of five in the batched loops.
+        let square = (0.0..=1.0).contains(&u) & (0.0..=1.0).contains(&v);
+        (self.depth_floor..=1.0).contains(&z) & (square | self.cube)
+    }
+
+    /// The normal-offset shift of the receiver `point` (in `slice`) along the nonzero `normal`.
+    #[inline(always)]
+    fn normal_shift(&self, slice: usize, point: Vec3, normal: Vec3) -> Vec3 {
+        let bias = &self.light.bias;
+        let amount = match bias.normal_units {
+            // A number of texels, measured at the receiver's depth for perspective maps (clip w
+            // is the view depth).
+            OffsetUnits::Texels => {
+                let depth = if self.perspective {
+                    (self.view_proj[slice] * point.extend(1.0)).w.max(0.0)
+                } else {
+                    1.0
+                };
+                bias.normal_offset * self.texel_size[slice] * depth
+            }
+            OffsetUnits::World => bias.normal_offset,
+        };
+        normal.normalize() * amount
+    }
+
+    /// The unit direction from `p` towards the light.
+    #[inline(always)]
+    fn towards_light(&self, p: Vec3) -> Vec3 {
+        match self.source {
+            LightSource::Direction(d) => -d,
+            LightSource::Position(q) => (q - p).normalize_or_zero(),
+        }
     }
 
     /// The biased receiver position of `point` in the map: (slice, biased point, u, v, depth),
@@ -290,37 +355,24 @@ impl ShadowMap {
         }
         let slice = self.slice_for(point)?;
         let bias = &self.light.bias;
-        let normal_shift = |p: Vec3| -> Vec3 {
-            match normal.filter(|&n| has_normal_offset(Some(n))) {
-                Some(n) => {
-                    let amount = match bias.normal_units {
-                        // A number of texels, measured at the receiver's depth for perspective
-                        // maps (clip w is the view depth).
-                        OffsetUnits::Texels => {
-                            let depth = if self.perspective {
-                                (self.view_proj[slice] * point.extend(1.0)).w.max(0.0)
-                            } else {
-                                1.0
-                            };
-                            bias.normal_offset * self.texel_size[slice] * depth
-                        }
-                        OffsetUnits::World => bias.normal_offset,
-                    };
-                    p + n.normalize() * amount
-                }
-                None => p,
-            }
-        };
-        let depth_shift = |p: Vec3| -> Vec3 {
-            let towards = match self.source {
-                LightSource::Direction(d) => -d,
-                LightSource::Position(q) => (q - p).normalize_or_zero(),
-            };
-            p + towards * bias.receiver
-        };
+        let normal = normal.filter(|&n| has_normal_offset(Some(n)));
+        // (Plain code, no closures: a closure here was not inlined, and the call per point
+        // cost half of a spot light's batched query.)
         let p = match bias.order {
-            BiasOrder::NormalFirst => depth_shift(normal_shift(point)),
-            BiasOrder::DepthFirst => normal_shift(depth_shift(point)),
+            BiasOrder::NormalFirst => {
+                let q = match normal {
+                    Some(n) => point + self.normal_shift(slice, point, n),
+                    None => point,
+                };
+                q + self.towards_light(q) * bias.receiver
+            }
+            BiasOrder::DepthFirst => {
+                let q = point + self.towards_light(point) * bias.receiver;
+                match normal {
+                    Some(n) => q + self.normal_shift(slice, point, n),
+                    None => q,
+                }
+            }
         };
         let uvz = self.project(slice, p)?;
         self.inside(uvz).then_some((slice, p, uvz))
@@ -441,6 +493,7 @@ impl ShadowMap {
         // The tap count as a constant for the common fixed kernels: loops unroll, and one
         // tap's weighted sum folds away.
         match (kernel.anchor(), kernel.len()) {
+            // (`planar::<TAPS>` for TAPS > 0 takes only kernels anchored at the sample.)
             (Anchor::Sample, 1) => self.planar::<1>(batches, points, normals, kernel, out),
             (Anchor::Sample, 4) => self.planar::<4>(batches, points, normals, kernel, out),
             (Anchor::Sample, 16) => self.planar::<16>(batches, points, normals, kernel, out),
@@ -450,6 +503,7 @@ impl ShadowMap {
 
     /// [`ShadowMap::lit_fractions`] on 2D maps and cascades, for kernels of `TAPS` taps (0: the
     /// kernel's length, known at run time).
+    #[inline(never)]
     fn planar<const TAPS: usize>(
         &self,
         batches: &[Option<CmpBatch>],
@@ -465,6 +519,10 @@ impl ShadowMap {
         let fixed = kernel.resolve(0.0, 0.0);
         let mut moving = fixed.clone();
         let scale = kernel.scale();
+        // For the fixed kernels of TAPS taps: their offsets and weights as arrays.
+        let offsets: [[f32; 2]; TAPS] = std::array::from_fn(|j| [fixed[j].du, fixed[j].dv]);
+        let weights: [f32; TAPS] = std::array::from_fn(|j| fixed[j].weight);
+        let unit = weights.iter().all(|&w| w == 1.0);
         // Points per round: enough lookups per batch run for the kernels' prefetching and to
         // amortize the call, few enough for the scratch to stay in L1/L2.
         const CHUNK: usize = 1024;
@@ -512,24 +570,34 @@ impl ShadowMap {
                         list.owner[list.points] = base + k;
                         list.points += 1;
                         // The coordinates `lit_fraction_with` gives the sampler, to the bit.
-                        let ((au, fu), (av, fv)) = if grid {
-                            (grid_anchor(u, size, texel), grid_anchor(v, size, texel))
+                        if TAPS > 0 {
+                            // A fixed kernel: offsets known for the call, loops of TAPS.
+                            let uv: &mut [[f32; 2]; TAPS] =
+                                (&mut list.uv[at..at + TAPS]).try_into().expect("TAPS");
+                            for (c, o) in uv.iter_mut().zip(&offsets) {
+                                *c = [u + o[0] * texel, v + o[1] * texel];
+                            }
                         } else {
-                            ((u, 0.0), (v, 0.0))
-                        };
-                        let resolved: &[Tap] = if grid {
-                            kernel.resolve_into(fu, fv, &mut moving);
-                            &moving
-                        } else {
-                            &fixed
-                        };
-                        let uv = &mut list.uv[at..at + taps];
-                        for (c, t) in uv.iter_mut().zip(resolved) {
-                            *c = [au + t.du * texel, av + t.dv * texel];
-                        }
-                        if grid {
-                            for (w, t) in list.weights[at..at + taps].iter_mut().zip(resolved) {
-                                *w = t.weight;
+                            let ((au, fu), (av, fv)) = if grid {
+                                (grid_anchor(u, size, texel), grid_anchor(v, size, texel))
+                            } else {
+                                ((u, 0.0), (v, 0.0))
+                            };
+                            let resolved: &[Tap] = if grid {
+                                kernel.resolve_into(fu, fv, &mut moving);
+                                &moving
+                            } else {
+                                &fixed
+                            };
+                            let uv = &mut list.uv[at..at + taps];
+                            for (c, t) in uv.iter_mut().zip(resolved) {
+                                *c = [au + t.du * texel, av + t.dv * texel];
+                            }
+                            if grid {
+                                let w = &mut list.weights[at..at + taps];
+                                for (w, t) in w.iter_mut().zip(resolved) {
+                                    *w = t.weight;
+                                }
                             }
                         }
                         list.refs[at..at + taps].fill(z);
@@ -546,6 +614,25 @@ impl ShadowMap {
                 let res = &mut res[..n];
                 if batch.run(&list.uv[..n], &list.refs[..n], res).is_err() {
                     res.fill(1.0);
+                }
+                if TAPS > 0 {
+                    for (&k, results) in list.owner[..list.points]
+                        .iter()
+                        .zip(res.as_chunks::<TAPS>().0)
+                    {
+                        // Weighted and summed in tap order, like `lit_fraction_with` (a weight
+                        // of 1 multiplies exactly, so unit weights skip it).
+                        let sum = if unit {
+                            results.iter().fold(0.0f32, |s, &r| s + r)
+                        } else {
+                            results
+                                .iter()
+                                .zip(&weights)
+                                .fold(0.0f32, |s, (&r, &w)| s + w * r)
+                        };
+                        out[k - base] = sum * scale;
+                    }
+                    continue;
                 }
                 for (i, &k) in list.owner[..list.points].iter().enumerate() {
                     let results = &res[i * taps..][..taps];
@@ -597,6 +684,7 @@ impl ShadowMap {
     /// plain 2D bilinear filtering of that face (R99's face coordinates, R27's taps), so a tap
     /// whose whole 2×2 footprint lies inside a face goes to that face's batch; taps whose
     /// footprint reaches across an edge or a corner (R102–R104) go through the scalar sampler.
+    #[inline(never)]
     fn cube_lit_fractions(
         &self,
         position: Vec3,
@@ -769,35 +857,6 @@ fn cube_tap(position: Vec3, face: usize, p: Vec3, o: [f32; 2], texel: f32) -> Ve
     let (right, up) = crate::sample::cube_face_axes(face as u32);
     let m = d.abs().max_element();
     d + (right * o[0] - up * o[1]) * (2.0 * texel * m)
-}
-
-/// One light's part of the exposure at `point`: the light that arrives there unshadowed
-/// (`Light::unshadowed`: intensity × falloff × cone, 0 behind a spot light, past its range or
-/// at a non-finite point) times the lit fraction in its map (1 outside the map). This is the
-/// one definition of exposure; [`exposure`], [`Lighting`](super::Lighting) and every binding
-/// build on it.
-#[must_use]
-pub fn exposure_part(map: &ShadowMap, point: Vec3, normal: Option<Vec3>) -> f32 {
-    let unshadowed = map.light.unshadowed(point);
-    if unshadowed > 0.0 {
-        unshadowed * map.lit_fraction(point, normal)
-    } else {
-        0.0
-    }
-}
-
-/// The sum over `maps` (in order) of each light's [`exposure_part`] at `point` — how exposed a
-/// point (the player) is to all the lights of a level.
-#[must_use]
-pub fn exposure<'a>(
-    maps: impl IntoIterator<Item = &'a ShadowMap>,
-    point: Vec3,
-    normal: Option<Vec3>,
-) -> f32 {
-    crate::zone!("penumbra::shadow::exposure");
-    maps.into_iter()
-        .map(|map| exposure_part(map, point, normal))
-        .fold(0.0, |total, part| total + part)
 }
 
 #[cfg(test)]

@@ -12,9 +12,9 @@
 //!   light, owning that light. Queries project a world point into the map and run
 //!   `sample_c_lz` with the light's sampler and kernel — the answer the GPU's shadow shader
 //!   gives for the same map — one point at a time or batched (bit-identical).
-//! * [`exposure_part`]: the one definition of exposure (`exposure` module docs).
+//! * [`exposure_part`]: the one definition of exposure; [`Exposure`] and the probe averages.
 //! * [`Lighting`]: occluders, lights and eyes by handle, maps rendered lazily and invalidated
-//!   by region, exposure and line-of-sight queries. Bindings sit on it.
+//!   by region (see its docs), exposure and line-of-sight queries. Bindings sit on it.
 //!
 //! ```
 //! use glam::Vec3;
@@ -39,14 +39,14 @@ mod render;
 mod sight;
 
 pub use error::ShadowError;
-pub use exposure::{Exposure, ExposureScratch, LightShare, ProbeSpan};
+pub use exposure::{Exposure, ExposureScratch, LightShare, ProbeSpan, exposure, exposure_part};
 pub use kernel::{Anchor, AxisTerm, KernelTap, MAX_TAPS, PcfKernel};
 pub use light::{
     BiasOrder, DepthConvention, Light, LightKind, OffsetUnits, RasterConvention, ShadowBias,
     SliceView, default_shadow_sampler, shadow_sampler,
 };
 pub use lighting::{EyeId, LightId, Lighting, OccluderId};
-pub use map::{Normals, ShadowMap, exposure, exposure_part};
+pub use map::{Normals, ShadowMap};
 pub use sight::{EyeMap, Viewer};
 
 use std::sync::Arc;

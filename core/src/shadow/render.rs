@@ -219,7 +219,7 @@ impl Light {
                 range,
                 ..
             } => {
-                let near = (range * 1e-3).max(1e-3);
+                let near = near_plane(*range);
                 let view = look_to_lh(*position, *direction, Vec3::Y);
                 (
                     vec![perspective(2.0 * outer_angle, near, *range) * view],
@@ -227,7 +227,7 @@ impl Light {
                 )
             }
             LightKind::Point { position, range } => {
-                let near = (range * 1e-3).max(1e-3);
+                let near = near_plane(*range);
                 let proj = perspective(std::f32::consts::FRAC_PI_2, near, *range);
                 // R99: face k's texel (x, y) maps to s = right, t = −up; so right = +sc, up = −tc.
                 let faces: [(Vec3, Vec3); 6] = [
@@ -260,6 +260,11 @@ impl Light {
     pub fn render(&self, scene: &Scene) -> Result<ShadowMap, ShadowError> {
         ShadowMap::render(self.clone(), scene)
     }
+}
+
+/// The near plane of a spot or point light's fitted perspective of this range.
+pub(crate) fn near_plane(range: f32) -> f32 {
+    (range * 1e-3).max(1e-3)
 }
 
 impl ShadowMap {

@@ -1,5 +1,5 @@
-//! Line of sight: a depth map rendered at an eye, sampled with `sample_c` — the same machine as
-//! a shadow map, with the eye as the light.
+//! Line of sight: a depth map rendered at an eye, sampled with `sample_c_lz` — the same machine
+//! as a shadow map, with the eye as the light.
 
 use glam::Vec3;
 
@@ -14,7 +14,8 @@ pub struct Viewer {
     pub position: Vec3,
     /// Look direction.
     pub direction: Vec3,
-    /// Full field of view in radians; 360° (≥ 2π, or anything ≥ 179°) renders a cube map and
+    /// Full field of view in radians; [`Viewer::ALL_AROUND`] (177.6°, twice the widest spot
+    /// cone) or more renders a cube map and
     /// sees all around.
     pub fov: f32,
     /// How far the eye sees.
@@ -36,8 +37,14 @@ impl Viewer {
         }
     }
 
-    fn all_around(&self) -> bool {
-        self.fov >= 179f32.to_radians()
+    /// The field of view from which an eye sees all around (a cube map): twice the widest
+    /// spot-light cone (1.55 rad), about 177.6°.
+    pub const ALL_AROUND: f32 = 3.1;
+
+    /// True when the eye sees all around (its field of view is [`Viewer::ALL_AROUND`] or more).
+    #[must_use]
+    pub fn all_around(&self) -> bool {
+        self.fov >= Self::ALL_AROUND
     }
 
     /// The light an eye's depth map is rendered as: a spot light with the eye's field of

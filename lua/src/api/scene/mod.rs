@@ -23,7 +23,6 @@ use std::rc::Rc;
 
 use glam::Vec3;
 use mlua::{Lua, Table, Value};
-use penumbra_core::Format;
 use penumbra_core::shadow::{
     Exposure, ExposureScratch, EyeId, EyeMap, LightId, Lighting, Occluder, Scene, ShadowError,
     ShadowMap, Viewer,
@@ -65,9 +64,10 @@ impl EyeParams {
         }
     }
 
-    /// Sees all around (no direction, or a field of view of 179° or more).
+    /// Sees all around (no direction, or a field of view of `Viewer::ALL_AROUND`, 177.6°, or
+    /// more).
     pub fn all_around(&self) -> bool {
-        self.direction.is_none() || self.fov >= 179.0
+        self.viewer().all_around()
     }
 
     fn key(&self) -> [u32; 9] {
@@ -188,22 +188,6 @@ fn shadow_error(e: &ShadowError) -> String {
             .into(),
         other => other.to_string(),
     }
-}
-
-/// Bytes of the key image `ShadowMap::lit_fractions` builds for `map` (none for cubes and
-/// cascades).
-fn key_image_bytes(map: &ShadowMap) -> u64 {
-    let tex = map.texture();
-    if tex.dimension() != penumbra_core::Dimension::Texture2D {
-        return 0;
-    }
-    let [w, h, _] = tex.level_size(0);
-    let key = if tex.format() == Format::D16Unorm {
-        2
-    } else {
-        4
-    };
-    2 * (u64::from(w) + 4) * (u64::from(h) + 3) * key
 }
 
 impl State {
@@ -337,11 +321,11 @@ impl State {
     /// Charges the batched query path of a rendered map on its first use.
     fn charge_batch(&mut self, call: &Call<'_>, key: MapKey, what: &str) -> mlua::Result<()> {
         let bytes = match key {
-            MapKey::Light(id) => self.lighting.rendered_map(id).map(key_image_bytes),
+            MapKey::Light(id) => self.lighting.rendered_map(id).map(ShadowMap::batch_bytes),
             MapKey::Eye(id) => self
                 .lighting
                 .rendered_eye_map(id)
-                .map(|e| key_image_bytes(e.map())),
+                .map(|e| e.map().batch_bytes()),
         };
         let Some(entry) = self.charges.get_mut(&key) else {
             return Ok(());
