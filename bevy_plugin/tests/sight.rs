@@ -174,8 +174,14 @@ fn eyes_rerender_only_when_they_or_nearby_occluders_move() {
         .rotate_y(0.3);
     app.update();
     assert_eq!(diagnostics(&app).eye_maps_rendered, 1);
-    // A box appears next to the other viewer, out of the guard's range.
+    // A box appears behind the other viewer (it looks along −Z) and behind the guard: inside
+    // the other's range but outside both views, so neither map is dropped.
     crate_box(&mut app, Vec3::new(17.0, 1.0, 17.0));
+    app.update();
+    let d = diagnostics(&app);
+    assert_eq!((d.eye_maps_rendered, d.total_eye_maps_rendered), (0, 3));
+    // A box in front of the other viewer, behind the guard: the other's eye only.
+    crate_box(&mut app, Vec3::new(15.0, 1.0, 12.0));
     app.update();
     let d = diagnostics(&app);
     assert_eq!((d.eye_maps_rendered, d.total_eye_maps_rendered), (1, 4));

@@ -396,7 +396,7 @@ fn castano_13_weighs_nine_bilinear_taps_by_hand() {
     );
     // In the open the weights sum to 144 (to within rounding).
     let open = map.lit_fraction(Vec3::new(0.3, 6.0, 0.7), None);
-    assert!((open - 1.0).abs() < 1e-5, "{open}");
+    assert!((open - 1.0).abs() < 1e-5 && open <= 1.0, "{open}");
     assert_batch_matches(
         &map,
         &points(Vec3::new(-5.0, -1.0, -5.0), Vec3::new(5.0, 6.0, 5.0)),
@@ -673,4 +673,56 @@ fn lighting_exposures_equal_one_point_exposures_and_probes_average_points() {
         assert!((share.irradiance - lit / 2.0).abs() < 1e-5);
         assert!((share.unshadowed - (ua + ub) / 2.0).abs() < 1e-5);
     }
+}
+
+#[test]
+fn a_change_in_a_frustum_corner_past_the_range_sphere_still_drops_the_map() {
+    for depth in [DepthConvention::Forward, DepthConvention::Reverse] {
+        let mut lighting = Lighting::new();
+        lighting.add_occluder(Occluder::cuboid(
+            Vec3::new(-30.0, -1.0, -30.0),
+            Vec3::new(30.0, 0.0, 30.0),
+        ));
+        let spot = lighting.add_light(
+            Light::spot(Vec3::new(0.0, 10.0, 0.0), Vec3::NEG_Y, 0.7, 10.0, 1.0)
+                .with_resolution(16)
+                .with_depth(depth),
+        );
+        lighting.map(spot).unwrap();
+        // Near the map's far corner: 9.5 down, 90 % of the way to the frustum's edge in x and
+        // z, so more than the range (10) from the light yet inside the map.
+        let t = 0.7f32.tan() * 9.5 * 0.9;
+        let corner = Vec3::new(t, 0.5, t);
+        assert!(corner.distance(Vec3::new(0.0, 10.0, 0.0)) > 10.0);
+        lighting.add_occluder(Occluder::cuboid(corner, corner + Vec3::splat(0.1)));
+        assert!(lighting.rendered_map(spot).is_none(), "{depth:?}");
+        // Far outside the frustum: kept.
+        lighting.map(spot).unwrap();
+        lighting.add_occluder(Occluder::cuboid(
+            Vec3::new(25.0, 0.0, 25.0),
+            Vec3::new(26.0, 1.0, 26.0),
+        ));
+        assert!(lighting.rendered_map(spot).is_some(), "{depth:?}");
+    }
+}
+
+#[test]
+fn reversing_a_light_flips_its_depth_bias_so_it_still_pushes_casters_away() {
+    let forward = Light::spot(Vec3::ZERO, Vec3::NEG_Y, 0.5, 10.0, 1.0);
+    let reverse = forward.clone().with_depth(DepthConvention::Reverse);
+    assert_eq!(
+        reverse.bias.raster.slope_scaled_depth_bias,
+        -forward.bias.raster.slope_scaled_depth_bias
+    );
+    assert_eq!(
+        reverse.sampler.comparison_func,
+        DepthConvention::Reverse.comparison()
+    );
+    // Setting the same convention again changes nothing; going back restores the bias.
+    let again = reverse.clone().with_depth(DepthConvention::Reverse);
+    assert_eq!(again.bias, reverse.bias);
+    assert_eq!(
+        reverse.with_depth(DepthConvention::Forward).bias,
+        forward.bias
+    );
 }

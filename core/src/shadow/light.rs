@@ -386,9 +386,17 @@ impl Light {
     }
 
     /// The same light with maps of another depth convention; the sampler's comparison and
-    /// border follow it (its address modes stay).
+    /// border follow it (its address modes stay), and so does the sign of the rasterizer's depth
+    /// bias (D3D adds it to the stored depth, so it pushes casters away from the light only
+    /// when it points the way depth grows: positive forward, negative reversed).
     #[must_use]
     pub fn with_depth(mut self, depth: DepthConvention) -> Light {
+        if depth != self.depth {
+            let r = &mut self.bias.raster;
+            r.depth_bias = r.depth_bias.saturating_neg();
+            r.slope_scaled_depth_bias = -r.slope_scaled_depth_bias;
+            r.depth_bias_clamp = -r.depth_bias_clamp;
+        }
         self.depth = depth;
         self.sampler.comparison_func = depth.comparison();
         self.sampler.border_color = depth.unshadowed_border();

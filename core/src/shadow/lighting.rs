@@ -7,8 +7,8 @@
 //! * a directional or cascaded light, or any light with caller-supplied views: any occluder
 //!   change (a directional map's depth range — and, without bounds, its square — follows the
 //!   scene's bounds; caller views are not analysed);
-//! * a spot or point light (and an eye): a change whose bounds — before or after — touch the
-//!   sphere of its range around its position.
+//! * a spot or point light (and an eye): a change whose bounds — before or after — meet the
+//!   map's frustum out to the light's range (a spot's square cone, a point light's cube).
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -60,8 +60,8 @@ struct OccluderSlot {
 /// A map is rendered on first need and kept until its light (or eye) changes or an occluder
 /// change can reach it: for a directional or cascaded light, or a light with caller-supplied
 /// views, any occluder change; for a spot or point light, or an eye, a change whose bounds
-/// (before or after) touch the sphere of its range around its position. Lights are summed in
-/// handle order.
+/// (before or after) meet its map's frustum out to its range (a spot's square cone, a point
+/// light's cube of faces). Lights are summed in handle order.
 ///
 /// Queries take `&self` and may run on many threads at once; a map that two threads need at
 /// the same moment may be rendered twice (the first kept).
@@ -104,10 +104,39 @@ fn reaches(light: &Light, b: &Aabb) -> bool {
     match &light.kind {
         LightKind::Directional { .. } | LightKind::Cascaded { .. } => true,
         LightKind::Spot {
-            position, range, ..
+            position,
+            direction,
+            outer_angle,
+            range,
+            ..
+        } => frustum_touches(*position, *direction, *outer_angle, *range, b),
+        // The six faces, each cut at depth `range` along its axis, fill the cube of half-size
+        // `range` round the light.
+        LightKind::Point { position, range } => {
+            let r = Vec3::splat(range * SLACK);
+            b.min.cmple(*position + r).all() && b.max.cmpge(*position - r).all()
         }
-        | LightKind::Point { position, range } => sphere_touches(*position, *range, b),
     }
+}
+
+/// A little over 1, so rounding never drops a change at the edge of a map.
+const SLACK: f32 = 1.001;
+
+/// True when the box `b` may meet a spot light's square frustum (half-angle `half`, from the
+/// light to view depth `range`; a reverse-Z map has no far plane, but receivers past that depth
+/// are outside it and only nearer occluders can shadow the ones inside). Conservative: a box
+/// beside a frustum's edge, outside it, may still count.
+fn frustum_touches(position: Vec3, direction: Vec3, half: f32, range: f32, b: &Aabb) -> bool {
+    let view = super::light::look_to_lh(position, direction, Vec3::Y);
+    let t = half.tan() * SLACK;
+    let c = b.corners().map(|p| view.transform_point3(p));
+    let all = |outside: &dyn Fn(Vec3) -> bool| c.iter().all(|&p| outside(p));
+    !(all(&|p| p.z < 0.0)
+        || all(&|p| p.z > range * SLACK)
+        || all(&|p| p.x > p.z * t)
+        || all(&|p| p.x < -p.z * t)
+        || all(&|p| p.y > p.z * t)
+        || all(&|p| p.y < -p.z * t))
 }
 
 /// The next handle from `next` that `map` does not use.
@@ -118,12 +147,6 @@ fn allocate<K: Ord + Copy, V>(next: &mut u64, map: &BTreeMap<K, V>, key: fn(u64)
     let id = key(*next);
     *next = next.wrapping_add(1);
     id
-}
-
-/// True when the sphere (`center`, `radius`) touches the box `b`.
-fn sphere_touches(center: Vec3, radius: f32, b: &Aabb) -> bool {
-    let nearest = center.clamp(b.min, b.max);
-    nearest.distance_squared(center) <= radius * radius
 }
 
 impl Lighting {
@@ -244,11 +267,9 @@ impl Lighting {
         }
         let mut eyes = false;
         for slot in self.eyes.values_mut() {
-            if slot.map.get().is_some()
-                && boxes.iter().any(|b| {
-                    !b.is_empty() && sphere_touches(slot.viewer.position, slot.viewer.range, b)
-                })
-            {
+            // An eye's map is its light's (a spot, or a point light for all-around eyes).
+            let light = slot.viewer.as_light();
+            if slot.map.get().is_some() && boxes.iter().any(|b| reaches(&light, b)) {
                 slot.map = OnceLock::new();
                 eyes = true;
             }

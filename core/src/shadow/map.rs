@@ -441,7 +441,7 @@ impl ShadowMap {
                 .unwrap_or(1.0);
             sum += (wu * wv) * r;
         }
-        sum * kernel.scale()
+        lit_of_sum(sum, kernel.scale())
     }
 
     /// [`ShadowMap::lit_fraction`] of many points at once, into `out` (same length), with the
@@ -630,7 +630,7 @@ impl ShadowMap {
                                 .zip(&weights)
                                 .fold(0.0f32, |s, (&r, &w)| s + w * r)
                         };
-                        out[k - base] = sum * scale;
+                        out[k - base] = lit_of_sum(sum, scale);
                     }
                     continue;
                 }
@@ -649,7 +649,7 @@ impl ShadowMap {
                             .zip(&fixed)
                             .fold(0.0f32, |s, (&r, t)| s + t.weight * r)
                     };
-                    out[k - base] = sum * scale;
+                    out[k - base] = lit_of_sum(sum, scale);
                 }
             }
         }
@@ -778,7 +778,7 @@ impl ShadowMap {
                         .iter()
                         .zip(&resolved)
                         .fold(0.0f32, |s, (&r, t)| s + t.weight * r);
-                    *o = sum * scale;
+                    *o = lit_of_sum(sum, scale);
                 }
             }
         }
@@ -811,6 +811,13 @@ impl SliceTaps {
     fn clear(&mut self) {
         self.points = 0;
     }
+}
+
+/// The lit fraction of a kernel's weighted sum: `sum × scale`, at most 1 (weights such as
+/// Castaño's, which sum to 144 only up to rounding, can land a hair above).
+#[inline(always)]
+fn lit_of_sum(sum: f32, scale: f32) -> f32 {
+    (sum * scale).min(1.0)
 }
 
 /// True when `normal` gives a normal-offset bias (finite, not zero).

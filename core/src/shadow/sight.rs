@@ -37,9 +37,9 @@ impl Viewer {
         }
     }
 
-    /// The field of view from which an eye sees all around (a cube map): twice the widest
-    /// spot-light cone (1.55 rad), about 177.6°.
-    pub const ALL_AROUND: f32 = 3.1;
+    /// The field of view from which an eye sees all around (a cube map): 177.6°, just inside
+    /// twice the widest spot-light cone (2 × 1.55 rad ≈ 177.62°).
+    pub const ALL_AROUND: f32 = 177.6 * std::f32::consts::PI / 180.0;
 
     /// True when the eye sees all around (its field of view is [`Viewer::ALL_AROUND`] or more).
     #[must_use]

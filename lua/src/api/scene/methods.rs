@@ -360,10 +360,10 @@ impl UserData for LuaEye {
         });
         fields.add_field_method_get("fov", |_, e| {
             Ok(e.entry(|e| {
-                if e.params.direction.is_some() {
-                    e.params.fov
-                } else {
+                if e.params.all_around() {
                     360.0
+                } else {
+                    e.params.fov
                 }
             }))
         });

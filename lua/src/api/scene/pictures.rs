@@ -272,21 +272,20 @@ fn save_view(call: &Call<'_>, this: &LuaScene) -> mlua::Result<String> {
     let f = Fields::optional(call, 2, "options", &keys)?;
     let eye = eye_arg(call, this, call.arg(0), &f)?;
     let mode = f.string("mode")?.unwrap_or_else(|| "map".into());
+    if !matches!(mode.as_str(), "map" | "depth") {
+        return Err(call.error(format!(
+            "options.mode: {mode:?} is not one of \"map\", \"depth\""
+        )));
+    }
     let mut state = this.state(call)?;
-    let depth_only = mode == "depth";
-    state.eye_map(call, &eye, !depth_only)?;
+    // The top-down picture takes the batched query (charged here); the depth picture does not.
+    state.eye_map(call, &eye, mode == "map")?;
     let state = &*state;
     let rendered = state
         .rendered_eye(&eye)
         .ok_or_else(|| call.error("internal error: the eye's map was dropped"))?;
-    match mode.as_str() {
-        "depth" => return write_gray(call, &rel, &depth_picture(rendered.map())),
-        "map" => {}
-        other => {
-            return Err(call.error(format!(
-                "options.mode: {other:?} is not one of \"map\", \"depth\""
-            )));
-        }
+    if mode == "depth" {
+        return write_gray(call, &rel, &depth_picture(rendered.map()));
     }
     let view = region(call, &f, state.scene())?;
     let height = f.number("height")?.unwrap_or(1.0) as f32;
