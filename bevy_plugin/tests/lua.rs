@@ -502,7 +502,7 @@ fn a_scene_built_in_lua_and_in_bevy_gives_bit_equal_exposures() {
             points.push(Vec3::new(x + 0.3, 0.8, z - 0.2));
         }
     }
-    points.extend(table_rows().into_iter().map(|r| r.0));
+    points.extend(table_rows().into_iter().map(|r| Vec3::from(r.0)));
     let mut script = String::from("local scene = penumbra.scene()\n");
     for (min, max) in boxes {
         script += &format!("scene:addBox({}, {})\n", lua_vec(min), lua_vec(max));

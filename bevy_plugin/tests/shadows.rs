@@ -292,7 +292,10 @@ fn the_shared_exposure_table_holds_in_bevy() {
     // core's and Lua's tests of this table, from the ad-hoc query and from probes.
     let mut app = app();
     table_scene(&mut app);
-    let rows = table_rows();
+    let rows: Vec<(Vec3, f32, String)> = table_rows()
+        .into_iter()
+        .map(|(p, e, why)| (Vec3::from(p), e, why))
+        .collect();
     let probes: Vec<bevy_ecs::entity::Entity> = rows.iter().map(|r| probe(&mut app, r.0)).collect();
     app.update();
     for ((p, want, why), probe) in rows.iter().zip(probes) {

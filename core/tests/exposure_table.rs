@@ -4,21 +4,13 @@
 use glam::Vec3;
 use penumbra_core::shadow::{Aabb, Light, LightKind, Lighting, Occluder};
 
-/// The table's rows: the point, the expected exposure, and what the row pins.
+include!("data/outside_map.rs");
+
+/// The rows with their points as vectors.
 fn rows() -> Vec<(Vec3, f32, String)> {
-    include_str!("data/outside_map.txt")
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            let n = |i: usize| f[i].parse::<f32>().unwrap();
-            let bits = u32::from_str_radix(f[3], 16).unwrap();
-            (
-                Vec3::new(n(0), n(1), n(2)),
-                f32::from_bits(bits),
-                f[4..].join(" "),
-            )
-        })
+    table_rows()
+        .into_iter()
+        .map(|(p, e, why)| (Vec3::from(p), e, why))
         .collect()
 }
 

@@ -762,19 +762,7 @@ fn frame_marks_take_no_arguments() {
 
 // ---- the shared exposure table (issue 14) ---------------------------------------------------
 
-/// The rows of `core/tests/data/outside_map.txt`: point, expected exposure, what it pins.
-fn table_rows() -> Vec<([f32; 3], f32, String)> {
-    include_str!("../../core/tests/data/outside_map.txt")
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            let n = |i: usize| f[i].parse::<f32>().unwrap();
-            let bits = u32::from_str_radix(f[3], 16).unwrap();
-            ([n(0), n(1), n(2)], f32::from_bits(bits), f[4..].join(" "))
-        })
-        .collect()
-}
+include!("../../core/tests/data/outside_map.rs");
 
 #[test]
 fn the_shared_exposure_table_holds_in_lua() {

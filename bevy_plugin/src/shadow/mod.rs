@@ -10,9 +10,9 @@
 //! [`Lighting`](penumbra_core::shadow::Lighting), which owns the occluders, lights, eyes and
 //! their maps. Each frame the plugin hands it the lights that changed (component, transform,
 //! resolved sampler); the engine drops a light's map only when the light changed or an
-//! occluder change can reach it — anywhere for a directional light, within `range` for spot
-//! and point lights — and [`PenumbraSystems::Rasterize`] renders the dropped maps, side by side
-//! on the `ComputeTaskPool`. A static scene renders each map once.
+//! occluder change can reach it — anywhere for a directional light, inside the view out to
+//! `range` for spot and point lights — and [`PenumbraSystems::Rasterize`] renders the dropped
+//! maps, side by side on the `ComputeTaskPool`. A static scene renders each map once.
 //!
 //! ```
 //! use bevy_app::App;

@@ -6,7 +6,7 @@
 //! rasterizer and comparison sampler as a shadow map with the eye as the light, kept by the
 //! engine's [`Lighting`](penumbra_core::shadow::Lighting) in [`ShadowMaps`] — in
 //! [`PenumbraSystems::Rasterize`], again only when the eye
-//! moved or an occluder within its range changed — and in
+//! moved or an occluder changed within its view and range — and in
 //! [`PenumbraSystems::Query`] writes one [`Sighting`] per target
 //! into the viewer's [`LineOfSight`].
 //!

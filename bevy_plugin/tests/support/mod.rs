@@ -87,24 +87,8 @@ pub fn with_query<R>(app: &mut App, f: impl FnOnce(&ShadowQuery) -> R) -> R {
     f(&query)
 }
 
-/// The rows of the shared exposure table `core/tests/data/outside_map.txt`: point, expected
-/// exposure, what the row pins.
-pub fn table_rows() -> Vec<(Vec3, f32, String)> {
-    include_str!("../../../core/tests/data/outside_map.txt")
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            let n = |i: usize| f[i].parse::<f32>().unwrap();
-            let bits = u32::from_str_radix(f[3], 16).unwrap();
-            (
-                Vec3::new(n(0), n(1), n(2)),
-                f32::from_bits(bits),
-                f[4..].join(" "),
-            )
-        })
-        .collect()
-}
+// `table_rows()`: the shared exposure table `core/tests/data/outside_map.txt`.
+include!("../../../core/tests/data/outside_map.rs");
 
 /// A box occluder from `min` to `max` with an identity transform, so its vertices are the
 /// corners themselves (the same bits a Lua `scene:addBox(min, max)` gives).

@@ -62,9 +62,6 @@ pub fn exposure<'a>(
         .fold(0.0, |total, part| total + part)
 }
 
-/// Runs of at most this many points take the scalar query instead of the batch.
-const SCALAR_POINTS: usize = 16;
-
 /// Points a loop handles between two deadline checks.
 const CHECK_EVERY: usize = 4096;
 
@@ -173,12 +170,6 @@ impl Lighting {
             return Ok(false);
         };
         lit.clear();
-        if reached.len() <= SCALAR_POINTS {
-            // A few points (one query, one small probe): the scalar query, the same bits, and
-            // no batch (its key images cost O(map size) to build) for a map only asked this.
-            lit.extend(reached.iter().map(|&p| map.lit_fraction(p, normal)));
-            return Ok(true);
-        }
         lit.resize(reached.len(), 0.0);
         for (p, o) in reached.chunks(CHECK_EVERY).zip(lit.chunks_mut(CHECK_EVERY)) {
             crate::deadline::check().map_err(|_| ShadowError::Interrupted)?;

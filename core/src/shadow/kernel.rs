@@ -87,26 +87,38 @@ pub struct PcfKernel {
     scale: f32,
 }
 
-const fn grid<const N: usize, const M: usize>(o: [f32; N]) -> [KernelTap; M] {
+/// The taps of a separable kernel of `N × N` taps: every pair of `terms`, u varying fastest,
+/// then v (row by row). `M` must be `N × N`.
+const fn product<const N: usize, const M: usize>(terms: [AxisTerm; N]) -> [KernelTap; M] {
     let mut k = [KernelTap {
         u: AxisTerm::fixed(0.0),
         v: AxisTerm::fixed(0.0),
     }; M];
     let mut i = 0;
     while i < M {
-        // u varies fastest, then v (row by row).
         k[i] = KernelTap {
-            u: AxisTerm::fixed(o[i % N]),
-            v: AxisTerm::fixed(o[i / N]),
+            u: terms[i % N],
+            v: terms[i / N],
         };
         i += 1;
     }
     k
 }
 
-const K2: [KernelTap; 1] = grid::<1, 1>([0.0]);
-const K3: [KernelTap; 4] = grid::<2, 4>([-0.5, 0.5]);
-const K5: [KernelTap; 16] = grid::<4, 16>([-1.5, -0.5, 0.5, 1.5]);
+/// Fixed axis terms at these texel offsets.
+const fn fixed<const N: usize>(offsets: [f32; N]) -> [AxisTerm; N] {
+    let mut t = [AxisTerm::fixed(0.0); N];
+    let mut i = 0;
+    while i < N {
+        t[i] = AxisTerm::fixed(offsets[i]);
+        i += 1;
+    }
+    t
+}
+
+const K2: [KernelTap; 1] = product::<1, 1>(fixed([0.0]));
+const K3: [KernelTap; 4] = product::<2, 4>(fixed([-0.5, 0.5]));
+const K5: [KernelTap; 16] = product::<4, 16>(fixed([-1.5, -0.5, 0.5, 1.5]));
 
 /// Castaño's three terms per axis for the 5×5-texel (13-texel) filter.
 const CASTANO: [AxisTerm; 3] = [
@@ -130,21 +142,7 @@ const CASTANO: [AxisTerm; 3] = [
     },
 ];
 
-const K13: [KernelTap; 9] = {
-    let mut k = [KernelTap {
-        u: AxisTerm::fixed(0.0),
-        v: AxisTerm::fixed(0.0),
-    }; 9];
-    let mut i = 0;
-    while i < 9 {
-        k[i] = KernelTap {
-            u: CASTANO[i % 3],
-            v: CASTANO[i / 3],
-        };
-        i += 1;
-    }
-    k
-};
+const K13: [KernelTap; 9] = product::<3, 9>(CASTANO);
 
 impl PcfKernel {
     /// One hardware bilinear PCF tap (`sample_c_lz`): a 2×2 texel footprint.

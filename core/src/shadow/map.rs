@@ -485,6 +485,14 @@ impl ShadowMap {
             );
         }
         let out = &mut out[..points.len()];
+        if points.len() <= SCALAR_POINTS {
+            // A few points (one query, a small probe): the scalar query gives the same bits,
+            // and a map asked only this never builds key images that cost O(map size).
+            for (k, (&p, o)) in points.iter().zip(out.iter_mut()).enumerate() {
+                *o = self.lit_fraction_with(p, normals.get(k), kernel);
+            }
+            return;
+        }
         let batches = self.batches.get_or_init(|| self.build_batches());
         if let MapLayout::Cube { position } = self.layout {
             self.cube_lit_fractions(position, batches, points, normals, kernel, out);
@@ -784,6 +792,9 @@ impl ShadowMap {
         }
     }
 }
+
+/// Calls of `lit_fractions` with at most this many points take the scalar query.
+const SCALAR_POINTS: usize = 16;
 
 /// The lookups of one slice in a round of `lit_fractions` (sized once, filled by index).
 struct SliceTaps {
