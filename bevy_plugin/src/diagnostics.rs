@@ -20,6 +20,7 @@
 use std::time::Duration;
 
 use bevy_app::{App, Last, Plugin, PostUpdate};
+use bevy_diagnostic::{Diagnostic, DiagnosticPath, Diagnostics, RegisterDiagnostic};
 use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::{InternedScheduleLabel, ScheduleLabel};
 
@@ -37,6 +38,12 @@ pub struct PenumbraDiagnostics {
     pub render_shadow_maps: Duration,
     /// Time spent rendering viewers' eye depth maps.
     pub render_eye_maps: Duration,
+    /// Time spent rendering the game lights' maps (`pbr` feature).
+    pub render_pbr_maps: Duration,
+    /// Time spent reading the game's meshes and lights (`pbr` feature).
+    pub sync_pbr: Duration,
+    /// Time spent adding the game lights to every `Exposure` (`pbr` feature).
+    pub update_pbr_exposure: Duration,
     /// Time spent updating [`Exposure`](crate::probe::Exposure)s.
     pub update_exposure: Duration,
     /// Time spent updating [`LineOfSight`](crate::sight::LineOfSight)s.
@@ -49,6 +56,9 @@ pub struct PenumbraDiagnostics {
     pub shadow_maps_rendered: u32,
     /// Eye maps rendered this frame.
     pub eye_maps_rendered: u32,
+    /// Game-light maps (`pbr` feature: a directional light's cascades per camera, spot and
+    /// point lights) rendered this frame.
+    pub pbr_maps_rendered: u32,
     /// Light probes whose exposure was recomputed this frame.
     pub probes_updated: u32,
     /// World points those probes evaluated (each against every light that reaches it).
@@ -67,15 +77,41 @@ impl PenumbraDiagnostics {
     /// Time of the [`PenumbraSystems::Prepare`] and [`PenumbraSystems::Rasterize`] systems.
     #[must_use]
     pub fn rasterize_time(&self) -> Duration {
-        self.sync_occluders + self.render_shadow_maps + self.render_eye_maps
+        self.sync_occluders
+            + self.render_shadow_maps
+            + self.render_eye_maps
+            + self.sync_pbr
+            + self.render_pbr_maps
     }
 
     /// Time of the [`PenumbraSystems::Query`] systems (exposure and line of sight).
     #[must_use]
     pub fn query_time(&self) -> Duration {
-        self.update_exposure + self.update_line_of_sight
+        self.update_exposure + self.update_line_of_sight + self.update_pbr_exposure
     }
 }
+
+/// The plugin's measurements in Bevy's `DiagnosticsStore` (milliseconds and counts per
+/// frame), for `LogDiagnosticsPlugin` or a game's own overlay.
+pub mod paths {
+    use bevy_diagnostic::DiagnosticPath;
+
+    /// Occluder sync, map and eye-map rendering (ms): [`rasterize_time`](super::PenumbraDiagnostics::rasterize_time).
+    pub const RASTERIZE_MS: DiagnosticPath = DiagnosticPath::const_new("penumbra/rasterize_ms");
+    /// Exposure and line-of-sight updates (ms): [`query_time`](super::PenumbraDiagnostics::query_time).
+    pub const QUERY_MS: DiagnosticPath = DiagnosticPath::const_new("penumbra/query_ms");
+    /// Maps rendered this frame (own lights, eyes and game lights).
+    pub const MAPS_RENDERED: DiagnosticPath = DiagnosticPath::const_new("penumbra/maps_rendered");
+    /// Probes updated this frame.
+    pub const PROBES_UPDATED: DiagnosticPath = DiagnosticPath::const_new("penumbra/probes_updated");
+}
+
+const ALL_PATHS: [DiagnosticPath; 4] = [
+    paths::RASTERIZE_MS,
+    paths::QUERY_MS,
+    paths::MAPS_RENDERED,
+    paths::PROBES_UPDATED,
+];
 
 /// Counts frames, sends Tracy plots and marks frames (part of
 /// [`PenumbraPlugin`](crate::PenumbraPlugin)).
@@ -107,9 +143,12 @@ impl Default for PenumbraDiagnosticsPlugin {
 
 impl Plugin for PenumbraDiagnosticsPlugin {
     fn build(&self, app: &mut App) {
+        for path in ALL_PATHS {
+            app.register_diagnostic(Diagnostic::new(path));
+        }
         app.init_resource::<PenumbraDiagnostics>().add_systems(
             self.schedule,
-            publish_diagnostics.in_set(PenumbraSystems::Writeback),
+            (publish_diagnostics, warn_empty_scene).in_set(PenumbraSystems::Writeback),
         );
         if self.frame_mark && penumbra_core::profile::enabled() {
             app.add_systems(Last, mark_frame);
@@ -117,10 +156,20 @@ impl Plugin for PenumbraDiagnosticsPlugin {
     }
 }
 
-/// Counts the frame and sends this frame's counts to Tracy plots.
-pub fn publish_diagnostics(mut diagnostics: ResMut<PenumbraDiagnostics>) {
+/// Counts the frame, records it in Bevy's `Diagnostics` ([`paths`]) and sends this frame's
+/// counts to Tracy plots.
+pub fn publish_diagnostics(mut diagnostics: ResMut<PenumbraDiagnostics>, mut bevy: Diagnostics) {
     penumbra_core::zone!("bevy_penumbra::publish_diagnostics");
     diagnostics.frames += 1;
+    let d = &*diagnostics;
+    bevy.add_measurement(&paths::RASTERIZE_MS, || {
+        d.rasterize_time().as_secs_f64() * 1e3
+    });
+    bevy.add_measurement(&paths::QUERY_MS, || d.query_time().as_secs_f64() * 1e3);
+    bevy.add_measurement(&paths::MAPS_RENDERED, || {
+        f64::from(d.shadow_maps_rendered + d.eye_maps_rendered + d.pbr_maps_rendered)
+    });
+    bevy.add_measurement(&paths::PROBES_UPDATED, || f64::from(d.probes_updated));
     penumbra_core::plot!("bevy_penumbra probes updated", diagnostics.probes_updated);
     penumbra_core::plot!("bevy_penumbra probe points", diagnostics.probe_points);
     penumbra_core::plot!(
@@ -131,7 +180,55 @@ pub fn publish_diagnostics(mut diagnostics: ResMut<PenumbraDiagnostics>) {
         "bevy_penumbra eye maps rendered",
         diagnostics.eye_maps_rendered
     );
+    penumbra_core::plot!(
+        "bevy_penumbra game-light maps rendered",
+        diagnostics.pbr_maps_rendered
+    );
 }
+
+/// Warns once when probes or viewers exist but the plugin has seen nothing to answer them
+/// with — no occluder and no light (`Occluder`/`ShadowLight`, or with the `pbr` feature the
+/// game's `Mesh3d` entities and Bevy lights) — for [`EMPTY_SCENE_FRAMES`] frames in a row (so
+/// assets still loading do not count).
+pub fn warn_empty_scene(
+    probes: Query<(), With<crate::probe::LightProbe>>,
+    viewers: Query<(), With<crate::sight::Viewer>>,
+    maps: Option<Res<crate::shadow::ShadowMaps>>,
+    #[cfg(feature = "pbr")] game: Option<Res<crate::pbr::PbrShadows>>,
+    mut empty_frames: Local<u32>,
+) {
+    if *empty_frames > EMPTY_SCENE_FRAMES || (probes.is_empty() && viewers.is_empty()) {
+        return;
+    }
+    let own = maps
+        .as_ref()
+        .is_some_and(|m| m.lighting().occluder_count() > 0 || m.lighting().lights().len() > 0);
+    #[cfg(feature = "pbr")]
+    let own = own || game.as_ref().is_some_and(|g| g.lights().next().is_some());
+    if own {
+        *empty_frames = 0;
+        return;
+    }
+    *empty_frames += 1;
+    if *empty_frames <= EMPTY_SCENE_FRAMES {
+        return;
+    }
+    #[cfg(feature = "pbr")]
+    let hint = "add Mesh3d entities and DirectionalLight, PointLight or SpotLight (with \
+                shadow_maps_enabled), or Occluder and ShadowLight components";
+    #[cfg(not(feature = "pbr"))]
+    let hint = "add Occluder and ShadowLight components, or enable bevy_penumbra's `pbr` \
+                feature to use the game's own Mesh3d meshes and Bevy lights";
+    log::warn!(
+        "bevy_penumbra: {} light probes and {} viewers, but no occluder or light to answer \
+         them with: {hint}",
+        probes.iter().count(),
+        viewers.iter().count()
+    );
+}
+
+/// Frames with probes or viewers but nothing to answer them before [`warn_empty_scene`] warns.
+pub const EMPTY_SCENE_FRAMES: u32 = 30;
 
 /// Marks the end of a Bevy frame for Tracy.
 pub fn mark_frame() {

@@ -82,6 +82,8 @@ mod diagnostics;
 #[cfg(feature = "lua")]
 pub mod lua;
 pub mod occluder;
+#[cfg(feature = "pbr")]
+pub mod pbr;
 mod plugin;
 pub mod probe;
 pub mod query;
@@ -91,8 +93,12 @@ pub mod shadow;
 pub mod sight;
 
 pub use diagnostics::{
-    PenumbraDiagnostics, PenumbraDiagnosticsPlugin, mark_frame, publish_diagnostics,
+    PenumbraDiagnostics, PenumbraDiagnosticsPlugin, mark_frame, paths as diagnostic_paths,
+    publish_diagnostics,
 };
+/// The math crate of the API (glam 0.33, the version `bevy_math` 0.20 re-exports: Bevy's
+/// `Vec3` is this `Vec3`). Use it, or `bevy::math`, rather than a `glam` of your own.
+pub use glam;
 pub use penumbra_core;
 pub use plugin::{PenumbraCorePlugin, PenumbraPlugin, PenumbraSystems};
 pub use settings::ShadowSettings;
@@ -106,5 +112,6 @@ pub mod prelude {
     pub use crate::shadow::{ShadowLight, ShadowLightKind, ShadowMaps};
     pub use crate::sight::{LineOfSight, SightTarget, Sighting, Viewer};
     pub use crate::{PenumbraDiagnostics, PenumbraPlugin, PenumbraSystems, ShadowSettings};
+    pub use glam::{Mat4, Quat, Vec2, Vec3};
     pub use penumbra_core::shadow::{PcfKernel, ShadowBias};
 }

@@ -135,7 +135,7 @@ impl PenumbraPlugin {
 impl PluginGroup for PenumbraPlugin {
     fn build(self) -> PluginGroupBuilder {
         let schedule = self.schedule;
-        PluginGroupBuilder::start::<Self>()
+        let group = PluginGroupBuilder::start::<Self>()
             .add(PenumbraCorePlugin {
                 schedule,
                 settings: self.settings,
@@ -148,7 +148,10 @@ impl PluginGroup for PenumbraPlugin {
             .add(PenumbraDiagnosticsPlugin {
                 schedule,
                 frame_mark: self.frame_mark,
-            })
+            });
+        #[cfg(feature = "pbr")]
+        let group = group.add(crate::pbr::PbrShadowPlugin { schedule });
+        group
     }
 }
 

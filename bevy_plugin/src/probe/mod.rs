@@ -154,6 +154,20 @@ impl Exposure {
         self.lights.iter().find(|l| l.light == light)
     }
 
+    /// Replaces the shares of the lights `is_replaced` picks by `shares` and recomputes the
+    /// totals (the game lights of the `pbr` feature, added after the plugin's own).
+    #[cfg(feature = "pbr")]
+    pub(crate) fn replace_lights(
+        &mut self,
+        is_replaced: impl Fn(&LightExposure) -> bool,
+        shares: Vec<LightExposure>,
+    ) {
+        self.lights.retain(|l| !is_replaced(l));
+        self.lights.extend(shares);
+        self.total = self.lights.iter().map(|l| l.irradiance).sum();
+        self.unshadowed = self.lights.iter().map(|l| l.unshadowed).sum();
+    }
+
     /// The engine's exposure with light handles turned back into entities.
     pub(crate) fn set_from(&mut self, exposure: &CoreExposure) {
         self.lights.clear();

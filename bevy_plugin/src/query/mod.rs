@@ -86,4 +86,8 @@ pub enum QueryError {
     /// The sampler refused the sample (SPEC R109: a pairing D3D leaves undefined).
     #[error(transparent)]
     Sample(#[from] SampleError),
+    /// A query about the game's own lights failed (feature `pbr`).
+    #[cfg(feature = "pbr")]
+    #[error(transparent)]
+    Game(#[from] crate::pbr::PbrError),
 }

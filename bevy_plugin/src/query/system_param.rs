@@ -20,6 +20,8 @@ use crate::sight::look;
 pub struct ShadowQuery<'w> {
     maps: Option<Res<'w, ShadowMaps>>,
     settings: Option<Res<'w, ShadowSettings>>,
+    #[cfg(feature = "pbr")]
+    game: Option<Res<'w, crate::pbr::PbrShadows>>,
 }
 
 impl ShadowQuery<'_> {
@@ -81,6 +83,49 @@ impl ShadowQuery<'_> {
     /// [`QueryError::NoEyeMap`] when `viewer` has no eye map, [`QueryError::NotFinite`].
     pub fn can_see(&self, viewer: Entity, target: Vec3) -> Result<bool, QueryError> {
         self.look(viewer, target, 0.0).map(|(_, seen)| seen)
+    }
+
+    /// The shadow factor Bevy's renderer draws at `point` (unit surface `normal`) for a game
+    /// light (`DirectionalLight`, `PointLight`, `SpotLight`) seen by `camera`, with the
+    /// camera's `ShadowFilteringMethod` (feature `pbr`; see
+    /// [`PbrShadows::shadow_factor`](crate::pbr::PbrShadows::shadow_factor)).
+    ///
+    /// # Errors
+    /// [`QueryError::Game`]: an unknown camera or light, a non-finite point, a failed map.
+    #[cfg(feature = "pbr")]
+    pub fn shadow_factor(
+        &self,
+        camera: Entity,
+        light: Entity,
+        point: Vec3,
+        normal: Vec3,
+    ) -> Result<f32, QueryError> {
+        let game = self
+            .game
+            .as_deref()
+            .ok_or(QueryError::Game(crate::pbr::PbrError::UnknownLight(light)))?;
+        Ok(game.shadow_factor(camera, light, point, normal)?)
+    }
+
+    /// The light arriving at `point` from every game light seen by `camera`, in lux (feature
+    /// `pbr`; see [`PbrShadows::irradiance`](crate::pbr::PbrShadows::irradiance)).
+    ///
+    /// # Errors
+    /// As [`shadow_factor`](Self::shadow_factor).
+    #[cfg(feature = "pbr")]
+    pub fn irradiance(
+        &self,
+        camera: Entity,
+        point: Vec3,
+        normal: Vec3,
+    ) -> Result<crate::pbr::PbrIrradiance, QueryError> {
+        let game =
+            self.game
+                .as_deref()
+                .ok_or(QueryError::Game(crate::pbr::PbrError::UnknownCamera(
+                    camera,
+                )))?;
+        Ok(game.irradiance(camera, point, normal)?)
     }
 
     /// The fraction of a target disc of `radius` at `target` that `viewer` sees.

@@ -154,19 +154,32 @@ pub struct Instance<'a> {
     pub mesh: &'a Mesh,
     /// Object-to-world matrix.
     pub transform: Mat4,
+    /// This instance's cull mode instead of [`RasterState::cull`] (a material's cull mode).
+    pub cull: Option<CullMode>,
 }
 
 impl<'a> Instance<'a> {
-    /// An instance of `mesh` placed by `transform`.
+    /// An instance of `mesh` placed by `transform`, culled as the state says.
     #[must_use]
     pub fn new(mesh: &'a Mesh, transform: Mat4) -> Self {
-        Instance { mesh, transform }
+        Instance {
+            mesh,
+            transform,
+            cull: None,
+        }
+    }
+
+    /// The same instance with its own cull mode.
+    #[must_use]
+    pub fn with_cull(mut self, cull: CullMode) -> Self {
+        self.cull = Some(cull);
+        self
     }
 }
 
 impl<'a> From<(&'a Mesh, Mat4)> for Instance<'a> {
     fn from((mesh, transform): (&'a Mesh, Mat4)) -> Self {
-        Instance { mesh, transform }
+        Instance::new(mesh, transform)
     }
 }
 
@@ -415,12 +428,13 @@ impl Scene<'_, '_> {
                 let local = g - self.triangle_base[inst];
                 let idx = &self.instances[inst].mesh.indices()[3 * local..3 * local + 3];
                 let base = self.vertex_base[inst];
+                let cull = self.instances[inst].cull;
                 let tri = [
                     &vertices[base + idx[0] as usize],
                     &vertices[base + idx[1] as usize],
                     &vertices[base + idx[2] as usize],
                 ];
-                if ctx.triangle(tri, &mut chunk.tris) {
+                if ctx.triangle(tri, cull, &mut chunk.tris) {
                     chunk.drawn += 1;
                 }
             }

@@ -252,9 +252,9 @@ impl Context {
 
     /// Whether a triangle of this winding (clockwise on screen or not) is culled.
     #[inline]
-    fn culled(&self, clockwise: bool) -> bool {
+    fn culled(&self, clockwise: bool, cull: Option<CullMode>) -> bool {
         let front = clockwise != self.front_ccw;
-        match self.cull {
+        match cull.unwrap_or(self.cull) {
             CullMode::None => false,
             CullMode::Front => front,
             CullMode::Back => !front,
@@ -263,13 +263,14 @@ impl Context {
 
     /// Sets up one triangle, pushing the pieces to draw onto `out`; returns whether any piece
     /// was pushed.
-    pub fn triangle(&self, v: [&Vertex; 3], out: &mut Vec<Tri>) -> bool {
+    /// `cull` overrides the state's cull mode for this triangle's instance.
+    pub fn triangle(&self, v: [&Vertex; 3], cull: Option<CullMode>, out: &mut Vec<Tri>) -> bool {
         let any = v[0].code | v[1].code | v[2].code;
         if any & NON_FINITE != 0 || v[0].code & v[1].code & v[2].code != 0 {
             return false;
         }
         if any & self.clip_mask != 0 {
-            return self.clipped(v, any & self.clip_mask, out);
+            return self.clipped(v, any & self.clip_mask, cull, out);
         }
         let p = [
             (v[0].x, v[0].y, v[0].z),
@@ -277,7 +278,7 @@ impl Context {
             (v[2].x, v[2].y, v[2].z),
         ];
         let area = area2(&p);
-        if area == 0 || self.culled(area > 0) {
+        if area == 0 || self.culled(area > 0, cull) {
             return false;
         }
         let p = if area > 0 { p } else { [p[0], p[2], p[1]] };
@@ -292,7 +293,13 @@ impl Context {
     /// A triangle that crosses one or more clip planes: cut it, then draw the fan of the
     /// remaining convex polygon.
     #[cold]
-    fn clipped(&self, v: [&Vertex; 3], planes: u16, out: &mut Vec<Tri>) -> bool {
+    fn clipped(
+        &self,
+        v: [&Vertex; 3],
+        planes: u16,
+        cull: Option<CullMode>,
+        out: &mut Vec<Tri>,
+    ) -> bool {
         // The winding of the part in front of the camera is the sign of det(x, y, w): negative
         // when it is clockwise on screen (screen y runs against NDC y).
         let [a, b, c] = [v[0].clip, v[1].clip, v[2].clip].map(|c| c.as_dvec4());
@@ -302,7 +309,7 @@ impl Context {
             return false;
         }
         let clockwise = det < 0.0;
-        if self.culled(clockwise) {
+        if self.culled(clockwise, cull) {
             return false;
         }
         let mut poly = [Vec4::ZERO; MAX_POLY];

@@ -191,6 +191,30 @@ impl Default for RasterConvention {
     }
 }
 
+/// How a cube map's faces are addressed by a light-to-point vector.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CubeLookup {
+    /// D3D's: the vector itself selects the face (SPEC R98, R99; penumbra's default). Caller
+    /// views must look along the D3D axes with the D3D face orientation.
+    #[default]
+    Direct,
+    /// Bevy's: faces rendered by right-handed views (+X, −X, +Y, −Y, −Z, +Z), sampled at the
+    /// vector with z negated (a left-handed cube in a right-handed world).
+    MirrorZ,
+}
+
+impl CubeLookup {
+    /// The cube-map direction of a light-to-point vector.
+    #[must_use]
+    #[inline(always)]
+    pub fn direction(self, d: Vec3) -> Vec3 {
+        match self {
+            CubeLookup::Direct => d,
+            CubeLookup::MirrorZ => Vec3::new(d.x, d.y, -d.z),
+        }
+    }
+}
+
 /// A caller-supplied view and projection of one slice of a map (a cascade, a cube face).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SliceView {
@@ -240,6 +264,8 @@ pub struct Light {
     /// one per cascade, six cube faces in D3D order +X, −X, +Y, −Y, +Z, −Z for point lights);
     /// empty to let penumbra fit them.
     pub views: Vec<SliceView>,
+    /// How point lights' cube maps are addressed (D3D's by default).
+    pub cube: CubeLookup,
 }
 
 /// The sampler engines use for shadow maps: `COMPARISON_MIN_MAG_LINEAR_MIP_POINT`, `BORDER`
@@ -298,6 +324,7 @@ impl Light {
             sampler: default_shadow_sampler(),
             kernel: PcfKernel::HARDWARE_2X2,
             views: Vec::new(),
+            cube: CubeLookup::Direct,
         }
     }
 

@@ -9,7 +9,7 @@ use glam::{Mat4, Vec3};
 
 use super::ShadowError;
 use super::kernel::{Anchor, PcfKernel, Tap, grid_anchor};
-use super::light::{BiasOrder, DepthConvention, Light, LightKind, OffsetUnits};
+use super::light::{BiasOrder, CubeLookup, DepthConvention, Light, LightKind, OffsetUnits};
 use crate::desc::StaticSamplerDesc;
 use crate::raster::DepthTarget;
 use crate::sample::address::linear_fixed;
@@ -274,13 +274,30 @@ impl ShadowMap {
         self.light.map_bytes()
     }
 
+    /// One `sample_c_lz` of the map with its sampler: at (u, v, slice) for 2D maps and
+    /// cascades, at a cube-map direction (already in the map's [`CubeLookup`] space) for
+    /// point lights; `reference` is the receiver depth. 1 when the sampler refuses the
+    /// coordinates (never for finite ones).
+    #[must_use]
+    pub fn compare(&self, coord: Vec3, reference: f32) -> f32 {
+        let args = SampleArgs {
+            coord: Coord([coord.x, coord.y, coord.z, 0.0]),
+            lod: LodMode::Zero,
+            offset: Offset::default(),
+            clamp: None,
+        };
+        self.sampler
+            .sample_cmp(Some(&self.texture), &args, reference)
+            .unwrap_or(1.0)
+    }
+
     /// Which slice a point falls in (cube face by R98 for point lights, the first cascade that
     /// contains it for cascades).
     fn slice_for(&self, p: Vec3) -> Option<usize> {
         match &self.layout {
             MapLayout::Single => Some(0),
             MapLayout::Cube { position } => {
-                let d = p - *position;
+                let d = self.light.cube.direction(p - *position);
                 crate::sample::cube_face([d.x, d.y, d.z]).map(|f| f as usize)
             }
             // The first cascade whose map holds the point with a margin of a few texels for
@@ -424,7 +441,7 @@ impl ShadowMap {
             let (wv, dv) = t.v.at(fv);
             let coord = match &self.layout {
                 MapLayout::Cube { position } => {
-                    let dd = cube_tap(*position, slice, p, [du, dv], texel);
+                    let dd = cube_tap(self.light.cube, *position, slice, p, [du, dv], texel);
                     Coord([dd.x, dd.y, dd.z, 0.0])
                 }
                 _ => Coord([au + du * texel, av + dv * texel, slice as f32, 0.0]),
@@ -735,7 +752,7 @@ impl ShadowMap {
                 };
                 live[k] = true;
                 for (j, t) in resolved.iter().enumerate() {
-                    let dd = cube_tap(position, slice, p, [t.du, t.dv], texel);
+                    let dd = cube_tap(self.light.cube, position, slice, p, [t.du, t.dv], texel);
                     // The sampler flushes denormal coordinates first (SPEC §1.4, R6).
                     let coord = Coord([dd.x, dd.y, dd.z, 0.0]).flushed();
                     let [x, y, z3, _] = coord.0;
@@ -870,8 +887,15 @@ fn first_texel(v: f32) -> i64 {
 /// within the plane of its face by the tap's texel offset (seamless filtering, R100, does the
 /// rest). Shared by the scalar and the batched queries so both sample the same coordinates.
 #[inline]
-fn cube_tap(position: Vec3, face: usize, p: Vec3, o: [f32; 2], texel: f32) -> Vec3 {
-    let d = p - position;
+fn cube_tap(
+    lookup: CubeLookup,
+    position: Vec3,
+    face: usize,
+    p: Vec3,
+    o: [f32; 2],
+    texel: f32,
+) -> Vec3 {
+    let d = lookup.direction(p - position);
     let (right, up) = crate::sample::cube_face_axes(face as u32);
     let m = d.abs().max_element();
     d + (right * o[0] - up * o[1]) * (2.0 * texel * m)

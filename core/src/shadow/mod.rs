@@ -35,6 +35,7 @@ mod kernel;
 mod light;
 mod lighting;
 mod map;
+pub mod pbr;
 mod render;
 mod sight;
 
@@ -42,8 +43,8 @@ pub use error::ShadowError;
 pub use exposure::{Exposure, ExposureScratch, LightShare, ProbeSpan, exposure, exposure_part};
 pub use kernel::{Anchor, AxisTerm, KernelTap, MAX_TAPS, PcfKernel};
 pub use light::{
-    BiasOrder, DepthConvention, Light, LightKind, OffsetUnits, RasterConvention, ShadowBias,
-    SliceView, default_shadow_sampler, shadow_sampler,
+    BiasOrder, CubeLookup, DepthConvention, Light, LightKind, OffsetUnits, RasterConvention,
+    ShadowBias, SliceView, default_shadow_sampler, shadow_sampler,
 };
 pub use lighting::{EyeId, LightId, Lighting, OccluderId};
 pub use map::{Normals, ShadowMap};
@@ -53,7 +54,7 @@ use std::sync::Arc;
 
 use glam::{Mat4, Vec3};
 
-use crate::raster::{Instance, Mesh};
+use crate::raster::{CullMode, Instance, Mesh};
 
 /// An axis-aligned box.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -111,6 +112,10 @@ pub struct Occluder {
     pub mesh: Arc<Mesh>,
     /// Object-to-world transform.
     pub transform: Mat4,
+    /// Its own cull mode in shadow passes instead of the light's (a material's cull mode, as
+    /// Bevy's `StandardMaterial::cull_mode`); `None` follows the light's
+    /// [`RasterConvention`].
+    pub cull: Option<CullMode>,
 }
 
 impl Occluder {
@@ -120,13 +125,25 @@ impl Occluder {
         Occluder {
             mesh: Arc::new(Mesh::cuboid(min, max)),
             transform: Mat4::IDENTITY,
+            cull: None,
         }
     }
 
     /// A mesh occluder with a transform.
     #[must_use]
     pub fn mesh(mesh: Arc<Mesh>, transform: Mat4) -> Occluder {
-        Occluder { mesh, transform }
+        Occluder {
+            mesh,
+            transform,
+            cull: None,
+        }
+    }
+
+    /// The same occluder with its own cull mode in shadow passes.
+    #[must_use]
+    pub fn with_cull(mut self, cull: Option<CullMode>) -> Occluder {
+        self.cull = cull;
+        self
     }
 
     /// World-space bounds.
@@ -185,6 +202,7 @@ impl Scene {
             .map(|o| Instance {
                 mesh: &o.mesh,
                 transform: o.transform,
+                cull: o.cull,
             })
             .collect()
     }

@@ -95,7 +95,11 @@ impl Light {
                 let vp = v.view_proj().to_cols_array();
                 let (right, up) = crate::sample::cube_face_axes(face as u32);
                 let major = right.cross(up);
-                let at = |d: Vec3| super::map::project_cols(&vp, position + d * (0.5 * range));
+                // A direction of the cube's lookup space, placed in the world.
+                let cube = self.cube;
+                let at = |d: Vec3| {
+                    super::map::project_cols(&vp, position + cube.direction(d) * (0.5 * range))
+                };
                 let ok = match (at(major), at(major + right * 0.5), at(major + up * 0.5)) {
                     (Some(c), Some(r), Some(u)) => {
                         (c[0] - 0.5).abs() < 1e-3

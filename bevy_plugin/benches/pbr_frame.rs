@@ -1,0 +1,184 @@
+//! The frame cost of the `pbr` feature in the `pbr_stealth` example's setup, on the 100k-triangle
+//! level of `benches/raster.rs` built from `Mesh3d` entities: a sun with four 2048² cascades
+//! (Bevy's `CascadeShadowConfigBuilder` with 4 cascades), a camera, and 100 or 10,000
+//! `LightProbe`s whose `Exposure` includes the sun's Gaussian (Castaño 13-tap) shadow factor.
+//!
+//! ```sh
+//! cargo bench -p bevy_penumbra --features pbr --bench pbr_frame
+//! ```
+//!
+//! * `camera_moves/<probes>`: one `App::update` in which the camera moved 0.1 m, so Bevy's
+//!   cascades changed and all four maps are rendered again, then every probe is answered;
+//! * `camera_still/<probes>`: one `App::update` with nothing moved: no map renders, every probe
+//!   is answered again (the game lights' shares are recomputed each frame).
+//!
+//! After each group the bench prints the plugin's own split of the last frame
+//! (`PenumbraDiagnostics`: rendering vs queries).
+
+use std::time::Duration;
+
+use bevy_app::{App, Update};
+use bevy_asset::{AssetApp, AssetPlugin, Assets, RenderAssetUsages};
+use bevy_camera::{Camera3d, PerspectiveProjection, Projection};
+use bevy_ecs::prelude::*;
+use bevy_light::{CascadeShadowConfigBuilder, DirectionalLight};
+use bevy_mesh::{Indices, Mesh, Mesh3d, PrimitiveTopology};
+use bevy_penumbra::pbr::add_cascade_systems;
+use bevy_penumbra::prelude::*;
+use bevy_shape::Cuboid;
+use bevy_tasks::{ComputeTaskPool, TaskPoolBuilder};
+use bevy_transform::prelude::*;
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+
+/// Ground quads along x and z: 200 × 130 quads = 52,000 triangles.
+const GROUND: (u32, u32) = (200, 130);
+/// Cuboids: 4,000 × 12 = 48,000 triangles.
+const CUBOIDS: u32 = 4000;
+
+/// The raster bench's generator, so the level is the same.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> f32 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 40) as f32 / (1u64 << 24) as f32
+    }
+}
+
+fn height(x: f32, z: f32) -> f32 {
+    0.6 * (x * 0.11).sin() * (z * 0.07).cos()
+}
+
+#[derive(Resource)]
+struct MoveCamera(bool);
+
+fn fly(moving: Res<MoveCamera>, mut camera: Query<&mut Transform, With<Camera3d>>) {
+    if moving.0 {
+        for mut t in &mut camera {
+            t.translation.x += 0.1;
+        }
+    }
+}
+
+fn app(probes: usize) -> App {
+    let mut app = App::new();
+    app.add_plugins((
+        AssetPlugin::default(),
+        TransformPlugin,
+        PenumbraPlugin::default(),
+    ))
+    .init_asset::<Mesh>()
+    .insert_resource(MoveCamera(false))
+    .add_systems(Update, fly);
+    add_cascade_systems(&mut app);
+    let world = app.world_mut();
+    let (nx, nz) = GROUND;
+    let mut positions = Vec::new();
+    for j in 0..=nz {
+        for i in 0..=nx {
+            let (x, z) = (i as f32 - nx as f32 / 2.0, j as f32 - nz as f32 / 2.0);
+            positions.push([x, height(x, z), z]);
+        }
+    }
+    let mut indices = Vec::new();
+    for j in 0..nz {
+        for i in 0..nx {
+            let a = j * (nx + 1) + i;
+            let (b, c, d) = (a + 1, a + nx + 2, a + nx + 1);
+            // Counter-clockwise seen from above: the faces Bevy keeps.
+            indices.extend_from_slice(&[a, d, c, a, c, b]);
+        }
+    }
+    let ground = Mesh::new(
+        PrimitiveTopology::TriangleList,
+        RenderAssetUsages::default(),
+    )
+    .with_inserted_attribute(Mesh::ATTRIBUTE_POSITION, positions)
+    .with_inserted_indices(Indices::U32(indices));
+    let mut assets = world.resource_mut::<Assets<Mesh>>();
+    let ground = assets.add(ground);
+    let cube = assets.add(Mesh::from(Cuboid::new(1.0, 1.0, 1.0)));
+    world.spawn((Mesh3d(ground), Transform::IDENTITY));
+    let mut rng = Lcg(0x5eed);
+    for _ in 0..CUBOIDS {
+        let x = (rng.next() - 0.5) * (nx as f32 - 4.0);
+        let z = (rng.next() - 0.5) * (nz as f32 - 4.0);
+        let size = Vec3::new(
+            0.5 + 3.0 * rng.next(),
+            0.5 + 3.0 * rng.next(),
+            0.5 + 3.0 * rng.next(),
+        );
+        world.spawn((
+            Mesh3d(cube.clone()),
+            Transform::from_xyz(x, height(x, z) - 0.1 + size.y * 0.5, z)
+                .with_rotation(Quat::from_rotation_y(rng.next() * std::f32::consts::TAU))
+                .with_scale(size),
+        ));
+    }
+    world.spawn((
+        DirectionalLight {
+            shadow_maps_enabled: true,
+            ..Default::default()
+        },
+        Transform::IDENTITY.looking_to(Vec3::new(-0.45, -0.77, 0.45), Vec3::Y),
+        CascadeShadowConfigBuilder {
+            num_cascades: 4,
+            maximum_distance: 100.0,
+            ..Default::default()
+        }
+        .build(),
+    ));
+    world.spawn((
+        Camera3d::default(),
+        Projection::Perspective(PerspectiveProjection {
+            aspect_ratio: 16.0 / 9.0,
+            ..Default::default()
+        }),
+        Transform::from_xyz(0.0, 8.0, 20.0).looking_at(Vec3::ZERO, Vec3::Y),
+    ));
+    // Probes on a square grid around the camera's target, 30 m across.
+    let side = (probes as f32).sqrt().ceil() as usize;
+    for k in 0..probes {
+        let (i, j) = ((k % side) as f32, (k / side) as f32);
+        let x = -15.0 + 30.0 * i / side as f32;
+        let z = -15.0 + 30.0 * j / side as f32;
+        world.spawn((
+            LightProbe::point().with_normal(Vec3::Y),
+            Transform::from_xyz(x, height(x, z) + 0.05, z),
+        ));
+    }
+    app.update();
+    app
+}
+
+fn bench(c: &mut Criterion) {
+    ComputeTaskPool::get_or_init(|| TaskPoolBuilder::new().num_threads(2).build());
+    let mut group = c.benchmark_group("pbr_frame");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(8));
+    for probes in [100usize, 10_000] {
+        let mut app = app(probes);
+        for (name, moving) in [("camera_moves", true), ("camera_still", false)] {
+            app.world_mut().resource_mut::<MoveCamera>().0 = moving;
+            group.bench_function(BenchmarkId::new(name, probes), |b| b.iter(|| app.update()));
+            let d = app.world().resource::<PenumbraDiagnostics>();
+            println!(
+                "pbr_frame {name}/{probes}: last frame: sync {:.2} ms, render {} maps {:.2} ms, \
+                 queries {:.2} ms",
+                d.sync_occluders.as_secs_f64() * 1e3,
+                d.pbr_maps_rendered,
+                d.render_pbr_maps.as_secs_f64() * 1e3,
+                d.query_time().as_secs_f64() * 1e3,
+            );
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

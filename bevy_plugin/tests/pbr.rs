@@ -1,0 +1,360 @@
+//! The `pbr` feature reading a game's own scene: which meshes cast, culling, asset changes,
+//! lights coming and going, bad input, and the components (Exposure, LineOfSight) on the game's
+//! meshes and lights.
+
+use bevy_app::{App, TaskPoolPlugin};
+use bevy_asset::{AssetApp, AssetPlugin, Assets, Handle, RenderAssetUsages};
+use bevy_camera::visibility::InheritedVisibility;
+use bevy_camera::{Camera3d, PerspectiveProjection, Projection};
+use bevy_ecs::prelude::*;
+use bevy_light::{
+    CascadeShadowConfigBuilder, DirectionalLight, NotShadowCaster, PointLight,
+    ShadowFilteringMethod, SpotLight,
+};
+use bevy_mesh::{Indices, Mesh, Mesh3d, MeshBuilder, Meshable, PrimitiveTopology};
+use bevy_penumbra::pbr::{PbrError, PbrShadows, ShadowCull, add_cascade_systems, triangles_of};
+use bevy_penumbra::penumbra_core::raster::CullMode;
+use bevy_penumbra::penumbra_core::shadow::pbr::{PbrFilter, TemporalPixel};
+use bevy_penumbra::prelude::*;
+use bevy_shape::{Cuboid, Plane3d};
+use bevy_transform::prelude::*;
+
+struct Yard {
+    app: App,
+    sun: Entity,
+    camera: Entity,
+    crate_entity: Entity,
+    crate_mesh: Handle<Mesh>,
+}
+
+/// Ground, one 2 m crate at the origin, a sun from straight above (tilted a little towards +z),
+/// a camera looking at the crate.
+fn yard() -> Yard {
+    let mut app = App::new();
+    app.add_plugins((
+        TaskPoolPlugin::default(),
+        AssetPlugin::default(),
+        TransformPlugin,
+        PenumbraPlugin::default(),
+    ))
+    .init_asset::<Mesh>();
+    add_cascade_systems(&mut app);
+    let world = app.world_mut();
+    let mut meshes = world.resource_mut::<Assets<Mesh>>();
+    let ground = meshes.add(Plane3d::default().mesh().size(40.0, 40.0).build());
+    let crate_mesh = meshes.add(Mesh::from(Cuboid::new(2.0, 2.0, 2.0)));
+    world.spawn((Mesh3d(ground), Transform::IDENTITY));
+    let crate_entity = world
+        .spawn((
+            Mesh3d(crate_mesh.clone()),
+            Transform::from_xyz(0.0, 1.0, 0.0),
+        ))
+        .id();
+    let sun = world
+        .spawn((
+            DirectionalLight {
+                shadow_maps_enabled: true,
+                ..Default::default()
+            },
+            Transform::IDENTITY.looking_to(Vec3::new(0.0, -1.0, 0.2), Vec3::Y),
+            CascadeShadowConfigBuilder::default().build(),
+        ))
+        .id();
+    let camera = world
+        .spawn((
+            Camera3d::default(),
+            Projection::Perspective(PerspectiveProjection::default()),
+            ShadowFilteringMethod::Hardware2x2,
+            Transform::from_xyz(0.0, 6.0, 12.0).looking_at(Vec3::ZERO, Vec3::Y),
+        ))
+        .id();
+    app.update();
+    Yard {
+        app,
+        sun,
+        camera,
+        crate_entity,
+        crate_mesh,
+    }
+}
+
+/// On the ground just past the crate's +z side, in its shadow.
+const BEHIND: Vec3 = Vec3::new(0.0, 0.0, 1.2);
+/// On the open ground.
+const OPEN: Vec3 = Vec3::new(6.0, 0.0, 3.0);
+
+impl Yard {
+    fn factor(&self, point: Vec3) -> f32 {
+        self.app
+            .world()
+            .resource::<PbrShadows>()
+            .shadow_factor(self.camera, self.sun, point, Vec3::Y)
+            .unwrap()
+    }
+}
+
+#[test]
+fn game_meshes_cast_bevy_shadows() {
+    let y = yard();
+    assert_eq!(y.factor(BEHIND), 0.0);
+    assert_eq!(y.factor(OPEN), 1.0);
+    assert_eq!(y.app.world().resource::<PbrShadows>().occluder_count(), 2);
+}
+
+#[test]
+fn not_shadow_caster_and_hidden_meshes_cast_nothing_until_they_do_again() {
+    let mut y = yard();
+    y.app
+        .world_mut()
+        .entity_mut(y.crate_entity)
+        .insert(NotShadowCaster);
+    y.app.update();
+    assert_eq!(y.factor(BEHIND), 1.0, "NotShadowCaster");
+    y.app
+        .world_mut()
+        .entity_mut(y.crate_entity)
+        .remove::<NotShadowCaster>();
+    y.app.update();
+    assert_eq!(y.factor(BEHIND), 0.0, "casting again");
+    y.app
+        .world_mut()
+        .entity_mut(y.crate_entity)
+        .insert(InheritedVisibility::HIDDEN);
+    y.app.update();
+    assert_eq!(y.factor(BEHIND), 1.0, "hidden");
+    y.app.world_mut().entity_mut(y.crate_entity).despawn();
+    y.app.update();
+    assert_eq!(y.factor(BEHIND), 1.0, "despawned");
+    assert_eq!(y.app.world().resource::<PbrShadows>().occluder_count(), 1);
+}
+
+#[test]
+fn back_faces_are_culled_unless_shadow_cull_says_otherwise() {
+    let mut y = yard();
+    y.app.world_mut().entity_mut(y.crate_entity).despawn();
+    // A one-sided roof at 3 m whose front faces the ground (turned upside down): the sun sees
+    // its back, which StandardMaterial's default culls.
+    let roof = y
+        .app
+        .world_mut()
+        .resource_mut::<Assets<Mesh>>()
+        .add(Plane3d::default().mesh().size(4.0, 4.0).build());
+    let roof = y
+        .app
+        .world_mut()
+        .spawn((
+            Mesh3d(roof),
+            Transform::from_xyz(0.0, 3.0, 0.0)
+                .with_rotation(Quat::from_rotation_x(std::f32::consts::PI)),
+        ))
+        .id();
+    y.app.update();
+    let under = Vec3::new(0.0, 0.0, 0.6);
+    assert_eq!(y.factor(under), 1.0, "back face culled");
+    y.app.world_mut().entity_mut(roof).insert(ShadowCull(None));
+    y.app.update();
+    assert_eq!(y.factor(under), 0.0, "double-sided");
+    y.app
+        .world_mut()
+        .entity_mut(roof)
+        .insert(ShadowCull(Some(CullMode::Front)));
+    y.app.update();
+    assert_eq!(y.factor(under), 0.0, "front faces culled: the back casts");
+}
+
+#[test]
+fn a_changed_mesh_asset_is_read_again() {
+    let mut y = yard();
+    assert_eq!(
+        y.factor(Vec3::new(0.0, 0.0, 1.9)),
+        1.0,
+        "past the 2 m crate's shadow"
+    );
+    let taller = Mesh::from(Cuboid::new(2.0, 8.0, 2.0));
+    *y.app
+        .world_mut()
+        .resource_mut::<Assets<Mesh>>()
+        .get_mut(&y.crate_mesh)
+        .unwrap() = taller;
+    y.app.update();
+    y.app.update();
+    assert_eq!(
+        y.factor(Vec3::new(0.0, 0.0, 1.9)),
+        0.0,
+        "the 8 m crate's shadow"
+    );
+}
+
+#[test]
+fn a_mesh_only_in_the_render_world_is_skipped() {
+    let mut y = yard();
+    let mut mesh = Mesh::from(Cuboid::new(2.0, 2.0, 2.0));
+    let _gpu = mesh.take_gpu_data().unwrap();
+    let handle = y.app.world_mut().resource_mut::<Assets<Mesh>>().add(mesh);
+    y.app
+        .world_mut()
+        .spawn((Mesh3d(handle), Transform::from_xyz(6.0, 1.0, 2.0)));
+    y.app.update();
+    y.app.update();
+    assert_eq!(y.factor(OPEN), 1.0, "no shadow from the extracted mesh");
+    assert_eq!(y.app.world().resource::<PbrShadows>().occluder_count(), 2);
+}
+
+#[test]
+fn strips_u16_and_unindexed_meshes_become_triangles() {
+    let quad = [
+        [0.0, 0.0, 0.0],
+        [1.0, 0.0, 0.0],
+        [0.0, 0.0, -1.0],
+        [1.0, 0.0, -1.0],
+    ];
+    let strip = Mesh::new(
+        PrimitiveTopology::TriangleStrip,
+        RenderAssetUsages::default(),
+    )
+    .with_inserted_attribute(Mesh::ATTRIBUTE_POSITION, quad.to_vec())
+    .with_inserted_indices(Indices::U16(vec![0, 1, 2, 3]));
+    let m = triangles_of(&strip).unwrap().unwrap();
+    // The second triangle of a strip keeps the winding: (2, 1, 3) read as (1, 2, 3) flipped.
+    assert_eq!(m.indices(), &[0, 1, 2, 2, 1, 3]);
+    let list = Mesh::new(
+        PrimitiveTopology::TriangleList,
+        RenderAssetUsages::default(),
+    )
+    .with_inserted_attribute(Mesh::ATTRIBUTE_POSITION, quad[..3].to_vec());
+    assert_eq!(triangles_of(&list).unwrap().unwrap().indices(), &[0, 1, 2]);
+    let lines = Mesh::new(PrimitiveTopology::LineList, RenderAssetUsages::default())
+        .with_inserted_attribute(Mesh::ATTRIBUTE_POSITION, quad.to_vec());
+    assert!(triangles_of(&lines).unwrap().is_none());
+}
+
+#[test]
+fn unknown_entities_and_bad_points_are_errors_and_removed_lights_go() {
+    let mut y = yard();
+    let shadows = y.app.world().resource::<PbrShadows>();
+    assert_eq!(
+        shadows.shadow_factor(y.sun, y.sun, OPEN, Vec3::Y),
+        Err(PbrError::UnknownCamera(y.sun))
+    );
+    assert_eq!(
+        shadows.shadow_factor(y.camera, y.camera, OPEN, Vec3::Y),
+        Err(PbrError::UnknownLight(y.camera))
+    );
+    assert!(matches!(
+        shadows.shadow_factor(y.camera, y.sun, Vec3::NAN, Vec3::Y),
+        Err(PbrError::NotFinite(..))
+    ));
+    y.app.world_mut().entity_mut(y.sun).despawn();
+    y.app.update();
+    let shadows = y.app.world().resource::<PbrShadows>();
+    assert_eq!(
+        shadows.shadow_factor(y.camera, y.sun, OPEN, Vec3::Y),
+        Err(PbrError::UnknownLight(y.sun))
+    );
+    assert_eq!(shadows.lighting().lights().len(), 0);
+}
+
+#[test]
+fn temporal_is_one_pixel_exactly_or_the_mean_of_rotations() {
+    let y = yard();
+    let shadows = y.app.world().resource::<PbrShadows>();
+    // On the shadow's edge at the crate's +x side.
+    let edge = Vec3::new(1.0, 0.0, 0.0);
+    let pixel = PbrFilter::Temporal(Some(TemporalPixel {
+        frag_coord: glam::Vec2::new(100.5, 60.5),
+        frame: 3,
+    }));
+    let a = shadows
+        .shadow_factor_with(y.camera, y.sun, edge, Vec3::Y, pixel)
+        .unwrap();
+    let b = shadows
+        .shadow_factor_with(y.camera, y.sun, edge, Vec3::Y, pixel)
+        .unwrap();
+    assert_eq!(a.to_bits(), b.to_bits());
+    let mean = shadows
+        .shadow_factor_with(y.camera, y.sun, edge, Vec3::Y, PbrFilter::Temporal(None))
+        .unwrap();
+    assert!(
+        (0.0..=1.0).contains(&a) && (0.0..=1.0).contains(&mean),
+        "{a} {mean}"
+    );
+    assert!(mean > 0.0 && mean < 1.0, "a soft edge: {mean}");
+    assert_eq!(
+        shadows
+            .shadow_factor_with(y.camera, y.sun, OPEN, Vec3::Y, PbrFilter::Temporal(None))
+            .unwrap(),
+        1.0
+    );
+}
+
+#[test]
+fn exposure_and_line_of_sight_use_the_game_scene() {
+    let mut y = yard();
+    let world = y.app.world_mut();
+    let lamp = world
+        .spawn((
+            PointLight {
+                shadow_maps_enabled: true,
+                intensity: 100_000.0,
+                range: 20.0,
+                ..Default::default()
+            },
+            Transform::from_xyz(-4.0, 3.0, 0.0),
+        ))
+        .id();
+    let _spot = world
+        .spawn((
+            SpotLight {
+                shadow_maps_enabled: true,
+                ..Default::default()
+            },
+            Transform::from_xyz(4.0, 5.0, 0.0).looking_at(Vec3::new(4.0, 0.0, 0.0), Vec3::Z),
+        ))
+        .id();
+    let hidden = world
+        .spawn((
+            LightProbe::point().with_normal(Vec3::Y),
+            Transform::from_translation(BEHIND),
+        ))
+        .id();
+    let open = world
+        .spawn((
+            LightProbe::point().with_normal(Vec3::Y),
+            Transform::from_translation(OPEN),
+        ))
+        .id();
+    // A guard on the far side of the crate: the crate (a Mesh3d) hides the player behind it.
+    let player = world
+        .spawn((SightTarget::default(), Transform::from_xyz(0.0, 0.5, 2.5)))
+        .id();
+    let guard = world
+        .spawn((
+            Viewer::new(1.2, 20.0).with_targets([player]),
+            Transform::from_xyz(0.0, 0.5, -6.0).looking_at(Vec3::new(0.0, 0.5, 2.5), Vec3::Y),
+        ))
+        .id();
+    y.app.update();
+    y.app.update();
+    let world = y.app.world();
+    let e_hidden = world.get::<Exposure>(hidden).unwrap();
+    let e_open = world.get::<Exposure>(open).unwrap();
+    let sun_hidden = e_hidden.light(y.sun).unwrap();
+    let sun_open = e_open.light(y.sun).unwrap();
+    assert_eq!(sun_hidden.lit_fraction, 0.0);
+    assert_eq!(sun_open.lit_fraction, 1.0);
+    // Lux: the sun's illuminance arrives whole in the open.
+    let illuminance = DirectionalLight::default().illuminance;
+    assert!((sun_open.irradiance - illuminance).abs() < 1e-3 * illuminance);
+    // The lamp reaches both, with Bevy's windowed inverse square.
+    let lamp_open = e_open.light(lamp).unwrap();
+    let d2 = (OPEN - Vec3::new(-4.0, 3.0, 0.0)).length_squared();
+    let window = (1.0 - (d2 / 400.0).powi(2)).clamp(0.0, 1.0).powi(2);
+    let expected = 100_000.0 / (4.0 * std::f32::consts::PI) * window / d2;
+    assert!(
+        (lamp_open.unshadowed - expected).abs() < 1e-3 * expected,
+        "{lamp_open:?} {expected}"
+    );
+    assert!(e_open.total() > e_hidden.total());
+    let sight = world.get::<LineOfSight>(guard).unwrap();
+    assert!(!sight.sees(player), "the crate hides the player");
+}
