@@ -357,4 +357,32 @@ fn exposure_and_line_of_sight_use_the_game_scene() {
     assert!(e_open.total() > e_hidden.total());
     let sight = world.get::<LineOfSight>(guard).unwrap();
     assert!(!sight.sees(player), "the crate hides the player");
+    // Nothing moves: the exposure stays; the sun turns to shine from +z: the probe behind the
+    // crate (+z side) comes into the light, although the probe itself did not move.
+    y.app.update();
+    assert_eq!(
+        y.app
+            .world()
+            .get::<Exposure>(hidden)
+            .unwrap()
+            .light(y.sun)
+            .unwrap()
+            .lit_fraction,
+        0.0
+    );
+    y.app
+        .world_mut()
+        .entity_mut(y.sun)
+        .insert(Transform::IDENTITY.looking_to(Vec3::new(0.0, -1.0, -0.2), Vec3::Y));
+    y.app.update();
+    assert_eq!(
+        y.app
+            .world()
+            .get::<Exposure>(hidden)
+            .unwrap()
+            .light(y.sun)
+            .unwrap()
+            .lit_fraction,
+        1.0
+    );
 }

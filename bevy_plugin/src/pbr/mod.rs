@@ -189,6 +189,10 @@ pub struct PbrShadows {
     mesh_cache: HashMap<AssetId<Mesh>, MeshEntry>,
     occluders: EntityHashMap<AssetId<Mesh>>,
     warned: EntityHashSet,
+    next_id: u64,
+    /// Bumped when a camera or a light changes (maps and occluders are in the lighting's
+    /// `light_generation`).
+    generation: u64,
 }
 
 impl PbrShadows {
@@ -201,6 +205,13 @@ impl PbrShadows {
     /// Every game light the plugin holds (a directional light once per camera).
     pub fn lights(&self) -> impl Iterator<Item = &PbrLight> {
         self.lights.values()
+    }
+
+    /// Changes when anything an answer depends on changed: a camera, a light, a map or an
+    /// occluder.
+    #[must_use]
+    pub fn generation(&self) -> (u64, u64) {
+        (self.generation, self.lighting.light_generation())
     }
 
     /// Mesh entities that cast shadows.
@@ -229,9 +240,10 @@ impl PbrShadows {
     /// The shadow factor Bevy's fragment shader computes at `point` (with unit surface
     /// `normal`) for `light`, seen by `camera` with the camera's `ShadowFilteringMethod`
     /// (`Temporal` as the mean of [`penumbra_core::shadow::pbr::TEMPORAL_MEAN_ROTATIONS`]
-    /// rotations): 1 lit, 0 in shadow. A directional light is 1 at a point nearer than the
-    /// camera's first cascade starts being used, past the last cascade, or outside a cascade's
-    /// box, as in Bevy; a light without shadow maps is 1.
+    /// rotations): 1 lit, 0 in shadow. As Bevy draws it, a directional light is 1 past the
+    /// last cascade's far bound and outside the chosen cascade's box (points behind the camera
+    /// take the first cascade, and are usually outside it); a light without shadow maps, or a
+    /// camera without cascades yet, gives 1.
     ///
     /// # Errors
     /// An unknown camera or light, a non-finite point or normal, a map that failed to render.
@@ -638,7 +650,7 @@ pub fn sync_pbr_lights(
     penumbra_core::zone!("bevy_penumbra::sync_pbr_lights");
     let start = Instant::now();
     let state = &mut *shadows;
-    state.cameras.clear();
+    let before = std::mem::take(&mut state.cameras);
     for (entity, camera, transform, filter) in &cameras {
         let filter = match filter.copied().unwrap_or_default() {
             ShadowFilteringMethod::Hardware2x2 => PbrFilter::Hardware2x2,
@@ -653,6 +665,9 @@ pub fn sync_pbr_lights(
                 active: camera.is_active,
             },
         );
+    }
+    if state.cameras != before {
+        state.generation += 1;
     }
     let dir_size = directional_size.map_or(2048, |r| r.size as u32);
     let cube_size = point_size.map_or(1024, |r| r.size as u32);
@@ -735,6 +750,10 @@ pub fn sync_pbr_lights(
     for (light, camera, model, intensity, shadows) in seen {
         let key = (light, camera);
         live.insert(key);
+        // A light renders a map when it casts shadows and, for a directional light, has
+        // cascades for this camera; otherwise its factor is 1 and the engine holds nothing.
+        let shadows =
+            shadows && !matches!(&model, PbrModel::Directional(d) if d.cascades.is_empty());
         if let Some(old) = state.lights.get_mut(&key)
             && old.model == model
             && old.shadows == shadows
@@ -742,28 +761,24 @@ pub fn sync_pbr_lights(
             old.intensity = intensity;
             continue;
         }
-        let engine = match &model {
-            PbrModel::Directional(d) => d.light(intensity),
-            PbrModel::Spot(s) => s.light(intensity),
-            PbrModel::Point(p) => p.light(intensity),
-        };
         let id = match state.lights.get(&key) {
-            Some(old) => {
-                if shadows && !matches!(&model, PbrModel::Directional(d) if d.cascades.is_empty()) {
-                    state.lighting.set_light(old.id, engine);
-                } else {
-                    state.lighting.remove_light(old.id);
-                }
-                old.id
-            }
+            Some(old) => old.id,
             None => {
-                if shadows {
-                    state.lighting.add_light(engine)
-                } else {
-                    LightId(u64::MAX - state.lights.len() as u64)
-                }
+                state.next_id += 1;
+                LightId(state.next_id)
             }
         };
+        state.generation += 1;
+        if shadows {
+            let engine = match &model {
+                PbrModel::Directional(d) => d.light(intensity),
+                PbrModel::Spot(s) => s.light(intensity),
+                PbrModel::Point(p) => p.light(intensity),
+            };
+            state.lighting.set_light(id, engine);
+        } else {
+            state.lighting.remove_light(id);
+        }
         state.lights.insert(
             key,
             PbrLight {
@@ -785,6 +800,7 @@ pub fn sync_pbr_lights(
     for key in gone {
         if let Some(old) = state.lights.remove(&key) {
             state.lighting.remove_light(old.id);
+            state.generation += 1;
         }
     }
     diagnostics.sync_pbr += start.elapsed();
@@ -818,18 +834,27 @@ pub fn render_pbr_maps(
 }
 
 /// Adds the game lights' shares to every [`Exposure`](crate::probe::Exposure), seen from
-/// [`PbrShadows::default_camera`].
+/// [`PbrShadows::default_camera`]: for every probe when a camera, light, map or occluder
+/// changed (or the plugin's own lights did, which rewrites every `Exposure`), else only for
+/// probes that moved or changed.
 pub fn update_pbr_exposure(
     shadows: Res<PbrShadows>,
+    maps: Option<Res<ShadowMaps>>,
     mut probes: Query<(
-        &GlobalTransform,
-        &crate::probe::LightProbe,
+        Ref<GlobalTransform>,
+        Ref<crate::probe::LightProbe>,
         &mut crate::probe::Exposure,
     )>,
     mut diagnostics: ResMut<PenumbraDiagnostics>,
+    mut last: Local<Option<((u64, u64), u64)>>,
 ) {
     penumbra_core::zone!("bevy_penumbra::update_pbr_exposure");
     let start = Instant::now();
+    let now = (
+        shadows.generation(),
+        maps.map_or(0, |m| m.lighting().light_generation()),
+    );
+    let all = last.replace(now) != Some(now);
     if shadows.lights.is_empty() {
         diagnostics.update_pbr_exposure = Duration::ZERO;
         return;
@@ -840,6 +865,9 @@ pub fn update_pbr_exposure(
     probes
         .par_iter_mut()
         .for_each(|(transform, probe, mut exposure)| {
+            if !all && !transform.is_changed() && !probe.is_changed() {
+                return;
+            }
             let mut shares: Vec<crate::probe::LightExposure> = Vec::new();
             let n = probe.offsets.len().max(1) as f32;
             let normal = probe.normal.unwrap_or(Vec3::ZERO);

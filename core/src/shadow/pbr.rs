@@ -203,7 +203,8 @@ impl PbrDirectional {
 
     /// `fetch_directional_shadow`: the shadow factor at `point` with unit `normal`, seen at view
     /// depth `view_z` (negative in front of the camera), from `map` (rendered from
-    /// [`PbrDirectional::light`]).
+    /// [`PbrDirectional::light`]); 1 at a non-finite point, no normal bias for a non-finite
+    /// normal.
     #[must_use]
     pub fn shadow_factor(
         &self,
@@ -213,6 +214,9 @@ impl PbrDirectional {
         view_z: f32,
         filter: PbrFilter,
     ) -> f32 {
+        let Some(normal) = receiver(point, normal) else {
+            return 1.0;
+        };
         let n = self.cascades.len();
         let Some(index) = self.cascades.iter().position(|c| -view_z < c.far_bound) else {
             return 1.0;
@@ -224,6 +228,9 @@ impl PbrDirectional {
             if -view_z >= next_near {
                 let next = self.cascade_factor(map, index + 1, point, normal, filter);
                 let t = (-view_z - next_near) / (this_far - next_near);
+                // In [0, 1) for any sane configuration; an overlap of ±inf or NaN makes it
+                // NaN, which a GPU would pass on: here the nearer cascade stands.
+                let t = if t.is_nan() { 0.0 } else { t.clamp(0.0, 1.0) };
                 shadow = mix(shadow, next, t);
             }
         }
@@ -323,7 +330,8 @@ impl PbrSpot {
         light
     }
 
-    /// `fetch_spot_shadow`: the shadow factor at `point` with unit `normal`.
+    /// `fetch_spot_shadow`: the shadow factor at `point` with unit `normal` (1 at a non-finite
+    /// point; a non-finite normal gives no normal bias).
     #[must_use]
     pub fn shadow_factor(
         &self,
@@ -332,6 +340,9 @@ impl PbrSpot {
         normal: Vec3,
         filter: PbrFilter,
     ) -> f32 {
+        let Some(normal) = receiver(point, normal) else {
+            return 1.0;
+        };
         let texel_size = 2.0 * self.outer_angle.tan() / self.resolution as f32;
         let normal_bias = self.normal_bias * texel_size * SQRT_2;
         let surface_to_light = self.position - point;
@@ -423,7 +434,9 @@ impl PbrPoint {
         light
     }
 
-    /// `fetch_point_shadow`: the shadow factor at `point` with unit `normal`.
+    /// `fetch_point_shadow`: the shadow factor at `point` with unit `normal` (1 at a non-finite
+    /// point; a non-finite normal gives no normal bias). Lit is 1.000112 with `Gaussian`: the
+    /// weights bevy_pbr uses sum to that.
     #[must_use]
     pub fn shadow_factor(
         &self,
@@ -432,6 +445,9 @@ impl PbrPoint {
         normal: Vec3,
         filter: PbrFilter,
     ) -> f32 {
+        let Some(normal) = receiver(point, normal) else {
+            return 1.0;
+        };
         let normal_bias = self.normal_bias * (2.0 / self.resolution as f32) * SQRT_2;
         let surface_to_light = self.position - point;
         let distance_to_light = surface_to_light.abs().max_element();
@@ -479,6 +495,18 @@ pub fn spot_attenuation(axis: Vec3, position: Vec3, inner: f32, outer: f32, poin
     let cd = (-axis).dot((position - point).normalize_or_zero());
     let a = (cd * scale + offset).clamp(0.0, 1.0);
     a * a
+}
+
+/// The receiver's normal, or `None` for a non-finite point (unshadowed, as every penumbra
+/// query answers); a non-finite normal gives no normal bias.
+fn receiver(point: Vec3, normal: Vec3) -> Option<Vec3> {
+    point.is_finite().then(|| {
+        if normal.is_finite() {
+            normal
+        } else {
+            Vec3::ZERO
+        }
+    })
 }
 
 /// WGSL's `mix`.
@@ -562,6 +590,11 @@ fn castano_thirteen(map: &ShadowMap, slice: usize, light_local: Vec2, depth: f32
     let size = map.resolution() as f32;
     let inv = 1.0 / size;
     let uv = light_local * size;
+    // A GPU's weights would be NaN where the texel coordinate is not finite; the single
+    // bilinear comparison there is the sampler's defined answer (R6) instead.
+    if !uv.is_finite() {
+        return hardware_2d(map, slice, light_local, depth);
+    }
     let mut base = (uv + 0.5).floor();
     let s = uv.x + 0.5 - base.x;
     let t = uv.y + 0.5 - base.y;
