@@ -234,3 +234,83 @@ fn hostile_points_give_a_factor_in_zero_one() {
         }
     }
 }
+
+#[test]
+fn a_bevy_cube_map_answers_every_face_through_the_generic_queries_too() {
+    // A box on each side of the light: every face of the z-mirrored cube holds one. The generic
+    // `lit_fraction` (face choice and taps through `CubeLookup::MirrorZ`) and the Bevy factor
+    // agree on what is shadowed.
+    let position = Vec3::new(0.0, 10.0, 0.0);
+    let mut scene = Scene::default();
+    let dirs = [
+        Vec3::X,
+        Vec3::NEG_X,
+        Vec3::Y,
+        Vec3::NEG_Y,
+        Vec3::Z,
+        Vec3::NEG_Z,
+    ];
+    for d in dirs {
+        let c = position + d * 3.0;
+        scene.add(Occluder::cuboid(c - Vec3::splat(0.5), c + Vec3::splat(0.5)));
+    }
+    let point = PbrPoint {
+        position,
+        range: 30.0,
+        near_z: 0.1,
+        depth_bias: 0.08,
+        normal_bias: 0.6,
+        resolution: 128,
+    };
+    let map = ShadowMap::render(point.light(1.0), &scene).unwrap();
+    for d in dirs {
+        let behind = position + d * 6.0;
+        // Beside the box, off the axis: nothing in the way.
+        let side = position + (d * 6.0 + d.any_orthonormal_vector() * 4.0);
+        assert_eq!(map.lit_fraction(behind, None), 0.0, "{d}");
+        assert_eq!(map.lit_fraction(side, None), 1.0, "{d}");
+        let f = point.shadow_factor(&map, behind, -d, PbrFilter::Hardware2x2);
+        assert_eq!(f, 0.0, "{d}");
+        let f = point.shadow_factor(&map, side, -d, PbrFilter::Hardware2x2);
+        assert_eq!(f, 1.0, "{d}");
+    }
+}
+
+#[test]
+fn an_occluder_keeps_its_own_cull_mode_whatever_the_light_culls() {
+    use penumbra_core::raster::{CullMode, Mesh};
+    use std::sync::Arc;
+    // A one-sided quad 3 m up whose counter-clockwise front faces down, away from the sun.
+    let quad = Mesh::new(
+        vec![
+            Vec3::new(-2.0, 3.0, -2.0),
+            Vec3::new(-2.0, 3.0, 2.0),
+            Vec3::new(2.0, 3.0, 2.0),
+            Vec3::new(2.0, 3.0, -2.0),
+        ],
+        vec![0, 2, 1, 0, 3, 2],
+    )
+    .unwrap();
+    let quad = Arc::new(quad);
+    let d = sun(vec![cascade(8.0, 10.0, 256)]);
+    let at = |cull: Option<CullMode>| {
+        let mut scene = scene();
+        scene.add(Occluder::mesh(quad.clone(), Mat4::IDENTITY).with_cull(cull));
+        let map = ShadowMap::render(d.light(1.0), &scene).unwrap();
+        d.shadow_factor(
+            &map,
+            Vec3::new(0.0, 2.0, 1.5),
+            Vec3::Y,
+            -5.0,
+            PbrFilter::Hardware2x2,
+        )
+    };
+    assert_eq!(
+        at(None),
+        1.0,
+        "the light culls back faces: the sun sees the quad's back"
+    );
+    assert_eq!(at(Some(CullMode::None)), 0.0, "double-sided");
+    assert_eq!(at(Some(CullMode::Front)), 0.0, "front faces culled");
+    assert_eq!(at(Some(CullMode::Back)), 1.0);
+}

@@ -323,7 +323,9 @@ impl PbrShadows {
     }
 
     /// The light arriving at `point` (unit `normal`) from every game light, seen by `camera`,
-    /// in lux (see the [module docs](self)), light by light and in total.
+    /// in lux (see the [module docs](self)), light by light and in total. A directional light
+    /// counts through this camera's cascades, or unshadowed when no camera has any; one whose
+    /// cascades belong only to other cameras is left out.
     ///
     /// # Errors
     /// As [`PbrShadows::shadow_factor`].
@@ -673,8 +675,8 @@ pub fn sync_pbr_lights(
     let cube_size = point_size.map_or(1024, |r| r.size as u32);
     let mut seen: Vec<(Entity, Option<Entity>, PbrModel, f32, bool)> = Vec::new();
     for (entity, light, transform, config, cascades) in &directional {
-        let (Some(config), Some(cascades), true) = (config, cascades, light.shadow_maps_enabled)
-        else {
+        let with_cascades = (config, cascades, light.shadow_maps_enabled);
+        let (Some(config), Some(cascades), true) = with_cascades else {
             // No shadow maps: light without shadows, for any camera.
             let model = PbrModel::Directional(PbrDirectional {
                 direction_to_light: *transform.back(),
@@ -689,6 +691,19 @@ pub fn sync_pbr_lights(
         };
         let mut per_camera: Vec<_> = cascades.cascades.iter().collect();
         per_camera.sort_by_key(|(c, _)| **c);
+        if per_camera.is_empty() {
+            // Shadows on but no camera has cascades yet (no camera, or before bevy_light's
+            // first update): unshadowed, as Bevy draws it.
+            let model = PbrModel::Directional(PbrDirectional {
+                direction_to_light: *transform.back(),
+                depth_bias: light.shadow_depth_bias,
+                normal_bias: light.shadow_normal_bias,
+                overlap_proportion: config.overlap_proportion,
+                cascades: Vec::new(),
+                resolution: dir_size,
+            });
+            seen.push((entity, None, model, light.illuminance, false));
+        }
         for (camera, list) in per_camera {
             let model = PbrModel::Directional(PbrDirectional {
                 direction_to_light: *transform.back(),
