@@ -11,8 +11,7 @@
 //! `bevy_penumbra::lua::LuaScriptPlugin`; it sets `ScriptFlags` on the player that `report` reads.
 //!
 //! ```sh
-//! cargo run --release --example stealth                    # from the workspace root
-//! cargo run --release -p bevy_penumbra --example stealth   # the same, from the plugin
+//! cargo run --release --example stealth      # from the workspace root
 //! ```
 
 use std::fmt::Write as _;
