@@ -385,4 +385,61 @@ fn exposure_and_line_of_sight_use_the_game_scene() {
             .lit_fraction,
         1.0
     );
+    // The sun's illuminance alone changes: the probes that did not move follow.
+    y.app
+        .world_mut()
+        .get_mut::<DirectionalLight>(y.sun)
+        .unwrap()
+        .illuminance = 500.0;
+    y.app.update();
+    let sun_open = y
+        .app
+        .world()
+        .get::<Exposure>(open)
+        .unwrap()
+        .light(y.sun)
+        .copied();
+    assert!((sun_open.unwrap().irradiance - 500.0).abs() < 1e-3);
+    // A light that goes away leaves no share behind, even in probes that did not move.
+    y.app.world_mut().entity_mut(lamp).despawn();
+    y.app.update();
+    let e = y.app.world().get::<Exposure>(open).unwrap();
+    assert!(e.light(lamp).is_none());
+    let sum: f32 = e.lights().iter().map(|l| l.irradiance).sum();
+    assert!((e.total() - sum).abs() < 1e-3, "{} {sum}", e.total());
+}
+
+#[test]
+fn a_spot_as_wide_as_bevy_allows_has_a_map() {
+    let mut y = yard();
+    // 1.56 rad is past penumbra's own spot lights (below 1.55) but a cone Bevy draws.
+    let wide = y
+        .app
+        .world_mut()
+        .spawn((
+            SpotLight {
+                shadow_maps_enabled: true,
+                outer_angle: 1.56,
+                inner_angle: 1.5,
+                ..Default::default()
+            },
+            Transform::from_xyz(0.0, 6.0, 0.0).looking_at(Vec3::ZERO, Vec3::Z),
+        ))
+        .id();
+    y.app.update();
+    let shadows = y.app.world().resource::<PbrShadows>();
+    // The ground under the crate (its top hides it from the lamp above) and the open ground.
+    let at = |p: Vec3| shadows.shadow_factor(y.camera, wide, p, Vec3::Y);
+    assert_eq!(at(Vec3::new(0.0, 0.0, 0.5)), Ok(0.0));
+    assert_eq!(at(Vec3::new(4.0, 0.0, 0.0)), Ok(1.0));
+    // Wider than π/2: Bevy clamps it to π/2 − 10⁻⁴ when it extracts the light; so does this.
+    y.app
+        .world_mut()
+        .get_mut::<SpotLight>(wide)
+        .unwrap()
+        .outer_angle = 1.7;
+    y.app.update();
+    let shadows = y.app.world().resource::<PbrShadows>();
+    let f = shadows.shadow_factor(y.camera, wide, Vec3::new(4.0, 0.0, 0.0), Vec3::Y);
+    assert!(f.as_ref().is_ok_and(|f| (0.0..=1.0).contains(f)), "{f:?}");
 }

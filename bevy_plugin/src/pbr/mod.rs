@@ -81,7 +81,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bevy_app::{App, Plugin, PostUpdate};
-use bevy_asset::{AssetEvent, AssetId, Assets};
+use bevy_asset::{AssetEvent, AssetEventSystems, AssetId, Assets};
 use bevy_camera::Camera;
 use bevy_camera::visibility::{InheritedVisibility, VisibilitySystems};
 use bevy_ecs::entity::{EntityHashMap, EntityHashSet};
@@ -441,7 +441,7 @@ impl Plugin for PbrShadowPlugin {
             .add_systems(
                 self.schedule,
                 (
-                    (sync_pbr_meshes, sync_pbr_lights)
+                    (sync_pbr_meshes.after(AssetEventSystems), sync_pbr_lights)
                         .chain()
                         .in_set(PenumbraSystems::Prepare),
                     render_pbr_maps.in_set(PenumbraSystems::Rasterize),
@@ -600,6 +600,10 @@ pub fn sync_pbr_meshes(
                 continue;
             }
             MeshEntry::Extracted => {
+                if state.occluders.remove(&entity).is_some() {
+                    state.lighting.remove_occluder(id);
+                    maps.lighting_mut().remove_occluder(id);
+                }
                 if state.warned.insert(entity) {
                     log::warn!(
                         "bevy_penumbra: the mesh of entity {entity} is in the render world only \
@@ -728,8 +732,12 @@ pub fn sync_pbr_lights(
         let model = PbrModel::Spot(PbrSpot {
             position: transform.translation(),
             direction: *transform.forward(),
-            outer_angle: light.outer_angle,
-            inner_angle: light.inner_angle,
+            // As bevy_pbr extracts spot lights: the outer angle below π/2, the inner one
+            // inside it.
+            outer_angle: light.outer_angle.min(std::f32::consts::FRAC_PI_2 - 1e-4),
+            inner_angle: light
+                .inner_angle
+                .min(light.outer_angle.min(std::f32::consts::FRAC_PI_2 - 1e-4)),
             range: light.range,
             near_z: light.shadow_map_near_z,
             depth_bias: light.shadow_depth_bias,
@@ -773,7 +781,11 @@ pub fn sync_pbr_lights(
             && old.model == model
             && old.shadows == shadows
         {
-            old.intensity = intensity;
+            if old.intensity != intensity {
+                // No new map, but every probe's share changes.
+                old.intensity = intensity;
+                state.generation += 1;
+            }
             continue;
         }
         let id = match state.lights.get(&key) {
@@ -862,6 +874,7 @@ pub fn update_pbr_exposure(
     )>,
     mut diagnostics: ResMut<PenumbraDiagnostics>,
     mut last: Local<Option<((u64, u64), u64)>>,
+    mut reported: Local<EntityHashSet>,
 ) {
     penumbra_core::zone!("bevy_penumbra::update_pbr_exposure");
     let start = Instant::now();
@@ -870,12 +883,16 @@ pub fn update_pbr_exposure(
         maps.map_or(0, |m| m.lighting().light_generation()),
     );
     let all = last.replace(now) != Some(now);
-    if shadows.lights.is_empty() {
+    if shadows.lights.is_empty() && reported.is_empty() {
         diagnostics.update_pbr_exposure = Duration::ZERO;
         return;
     }
     let camera = shadows.default_camera();
-    let game: EntityHashSet = shadows.lights.values().map(|l| l.light).collect();
+    // The shares replaced: those of the game lights now and of the ones reported before (a
+    // light that went away leaves no share behind).
+    let current: EntityHashSet = shadows.lights.values().map(|l| l.light).collect();
+    let mut game = std::mem::replace(&mut *reported, current.clone());
+    game.extend(current);
     let game = &game;
     probes
         .par_iter_mut()

@@ -312,11 +312,14 @@ impl PbrSpot {
     #[must_use]
     pub fn light(&self, intensity: f32) -> Light {
         let mut light = pbr_light(
+            // The map's projection is the caller view below (Bevy allows cones up to
+            // π/2 − 10⁻⁴); the kind's angle only describes the cone, kept inside what penumbra's
+            // own spot lights accept.
             LightKind::Spot {
                 position: self.position,
                 direction: self.direction,
-                outer_angle: self.outer_angle,
-                inner_angle: self.inner_angle,
+                outer_angle: self.outer_angle.min(1.5),
+                inner_angle: self.inner_angle.min(1.5),
                 range: self.range,
             },
             intensity,
