@@ -237,6 +237,27 @@ impl PbrShadows {
             .or_else(|| cams.first().copied())
     }
 
+    /// The camera, with `point` and `normal` checked to be finite.
+    fn view(&self, camera: Entity, point: Vec3, normal: Vec3) -> Result<&CameraView, PbrError> {
+        let view = self
+            .cameras
+            .get(&camera)
+            .ok_or(PbrError::UnknownCamera(camera))?;
+        if !point.is_finite() || !normal.is_finite() {
+            return Err(PbrError::NotFinite(point, normal));
+        }
+        Ok(view)
+    }
+
+    /// Removes a mesh entity's occluder from both lightings.
+    fn drop_occluder(&mut self, entity: Entity, maps: &mut ShadowMaps) {
+        if self.occluders.remove(&entity).is_some() {
+            let id = OccluderId(entity.to_bits());
+            self.lighting.remove_occluder(id);
+            maps.lighting_mut().remove_occluder(id);
+        }
+    }
+
     /// The shadow factor Bevy's fragment shader computes at `point` (with unit surface
     /// `normal`) for `light`, seen by `camera` with the camera's `ShadowFilteringMethod`
     /// (`Temporal` as the mean of [`penumbra_core::shadow::pbr::TEMPORAL_MEAN_ROTATIONS`]
@@ -274,13 +295,7 @@ impl PbrShadows {
         normal: Vec3,
         filter: PbrFilter,
     ) -> Result<f32, PbrError> {
-        let view = self
-            .cameras
-            .get(&camera)
-            .ok_or(PbrError::UnknownCamera(camera))?;
-        if !point.is_finite() || !normal.is_finite() {
-            return Err(PbrError::NotFinite(point, normal));
-        }
+        let view = self.view(camera, point, normal)?;
         let entry = self
             .lights
             .get(&(light, Some(camera)))
@@ -335,13 +350,7 @@ impl PbrShadows {
         point: Vec3,
         normal: Vec3,
     ) -> Result<PbrIrradiance, PbrError> {
-        let view = self
-            .cameras
-            .get(&camera)
-            .ok_or(PbrError::UnknownCamera(camera))?;
-        if !point.is_finite() || !normal.is_finite() {
-            return Err(PbrError::NotFinite(point, normal));
-        }
+        let view = self.view(camera, point, normal)?;
         let mut shares = Vec::new();
         let mut total = 0.0;
         for entry in self.lights.values() {
@@ -544,11 +553,7 @@ pub fn sync_pbr_meshes(
         }
     }
     for entity in removed.read() {
-        if state.occluders.remove(&entity).is_some() {
-            let id = OccluderId(entity.to_bits());
-            state.lighting.remove_occluder(id);
-            maps.lighting_mut().remove_occluder(id);
-        }
+        state.drop_occluder(entity, &mut maps);
     }
     let Some(meshes) = meshes else {
         diagnostics.sync_pbr = start.elapsed();
@@ -565,10 +570,7 @@ pub fn sync_pbr_meshes(
             || changed_assets.contains(&asset);
         let id = OccluderId(entity.to_bits());
         if !casts {
-            if state.occluders.remove(&entity).is_some() {
-                state.lighting.remove_occluder(id);
-                maps.lighting_mut().remove_occluder(id);
-            }
+            state.drop_occluder(entity, &mut maps);
             continue;
         }
         // Adding `NotShadowCaster` removes the occluder above; removing it leaves the entity
@@ -593,17 +595,11 @@ pub fn sync_pbr_meshes(
                 if meshes.get(asset).is_none() {
                     state.mesh_cache.remove(&asset);
                 }
-                if state.occluders.remove(&entity).is_some() {
-                    state.lighting.remove_occluder(id);
-                    maps.lighting_mut().remove_occluder(id);
-                }
+                state.drop_occluder(entity, &mut maps);
                 continue;
             }
             MeshEntry::Extracted => {
-                if state.occluders.remove(&entity).is_some() {
-                    state.lighting.remove_occluder(id);
-                    maps.lighting_mut().remove_occluder(id);
-                }
+                state.drop_occluder(entity, &mut maps);
                 if state.warned.insert(entity) {
                     log::warn!(
                         "bevy_penumbra: the mesh of entity {entity} is in the render world only \
@@ -679,18 +675,26 @@ pub fn sync_pbr_lights(
     let cube_size = point_size.map_or(1024, |r| r.size as u32);
     let mut seen: Vec<(Entity, Option<Entity>, PbrModel, f32, bool)> = Vec::new();
     for (entity, light, transform, config, cascades) in &directional {
-        let with_cascades = (config, cascades, light.shadow_maps_enabled);
-        let (Some(config), Some(cascades), true) = with_cascades else {
-            // No shadow maps: light without shadows, for any camera.
-            let model = PbrModel::Directional(PbrDirectional {
+        let model = |overlap_proportion: f32, cascades: Vec<PbrCascade>| {
+            PbrModel::Directional(PbrDirectional {
                 direction_to_light: *transform.back(),
                 depth_bias: light.shadow_depth_bias,
                 normal_bias: light.shadow_normal_bias,
-                overlap_proportion: 0.0,
-                cascades: Vec::new(),
+                overlap_proportion,
+                cascades,
                 resolution: dir_size,
-            });
-            seen.push((entity, None, model, light.illuminance, false));
+            })
+        };
+        let with_cascades = (config, cascades, light.shadow_maps_enabled);
+        let (Some(config), Some(cascades), true) = with_cascades else {
+            // No shadow maps: light without shadows, for any camera.
+            seen.push((
+                entity,
+                None,
+                model(0.0, Vec::new()),
+                light.illuminance,
+                false,
+            ));
             continue;
         };
         let mut per_camera: Vec<_> = cascades.cascades.iter().collect();
@@ -698,33 +702,20 @@ pub fn sync_pbr_lights(
         if per_camera.is_empty() {
             // Shadows on but no camera has cascades yet (no camera, or before bevy_light's
             // first update): unshadowed, as Bevy draws it.
-            let model = PbrModel::Directional(PbrDirectional {
-                direction_to_light: *transform.back(),
-                depth_bias: light.shadow_depth_bias,
-                normal_bias: light.shadow_normal_bias,
-                overlap_proportion: config.overlap_proportion,
-                cascades: Vec::new(),
-                resolution: dir_size,
-            });
-            seen.push((entity, None, model, light.illuminance, false));
+            let unshadowed = model(config.overlap_proportion, Vec::new());
+            seen.push((entity, None, unshadowed, light.illuminance, false));
         }
         for (camera, list) in per_camera {
-            let model = PbrModel::Directional(PbrDirectional {
-                direction_to_light: *transform.back(),
-                depth_bias: light.shadow_depth_bias,
-                normal_bias: light.shadow_normal_bias,
-                overlap_proportion: config.overlap_proportion,
-                cascades: list
-                    .iter()
-                    .zip(&config.bounds)
-                    .map(|(c, &far_bound)| PbrCascade {
-                        clip_from_world: c.clip_from_world,
-                        texel_size: c.texel_size,
-                        far_bound,
-                    })
-                    .collect(),
-                resolution: dir_size,
-            });
+            let cascades = list
+                .iter()
+                .zip(&config.bounds)
+                .map(|(c, &far_bound)| PbrCascade {
+                    clip_from_world: c.clip_from_world,
+                    texel_size: c.texel_size,
+                    far_bound,
+                })
+                .collect();
+            let model = model(config.overlap_proportion, cascades);
             seen.push((entity, Some(*camera), model, light.illuminance, true));
         }
     }
@@ -888,6 +879,7 @@ pub fn update_pbr_exposure(
         return;
     }
     let camera = shadows.default_camera();
+    let view = camera.and_then(|c| shadows.cameras.get(&c)).copied();
     // The shares replaced: those of the game lights now and of the ones reported before (a
     // light that went away leaves no share behind).
     let current: EntityHashSet = shadows.lights.values().map(|l| l.light).collect();
@@ -907,7 +899,6 @@ pub fn update_pbr_exposure(
                 if entry.camera.is_some() && entry.camera != camera {
                     continue;
                 }
-                let view = camera.and_then(|c| shadows.cameras.get(&c)).copied();
                 let (mut arrive, mut could) = (0.0, 0.0);
                 for &o in &probe.offsets {
                     let p = transform.transform_point(o);
