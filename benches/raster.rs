@@ -1,5 +1,5 @@
-//! The depth rasterizer on a shadow-map-like scene: 100,000 triangles (a tessellated ground and
-//! 4,000 cuboids) seen by a directional light's orthographic view, into a 2048² D32_FLOAT map,
+//! The depth rasterizer on a shadow-map-like scene: the 100,000 triangles of
+//! `benches/support/level.rs` (a tessellated ground and 4,000 cuboids) seen by a directional light's orthographic view, into a 2048² D32_FLOAT map,
 //! with 1 and 2 threads. Each iteration clears the map and draws the scene; `clear` alone is
 //! measured too. Before the criterion runs, it prints the scene's counts and the CPU time per
 //! frame over 20 frames (all threads; Linux only), a figure that a busy machine inflates less
@@ -12,76 +12,26 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+#[path = "support/level.rs"]
+mod level;
+
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use glam::camera::lh;
-use glam::{Mat4, Vec3};
+use glam::Mat4;
 use penumbra_core::Format;
 use penumbra_core::raster::{DepthTarget, Instance, Mesh, RasterState, rasterize};
 
-/// Ground quads along x and z: 200 × 130 quads = 52,000 triangles.
-const GROUND: (u32, u32) = (200, 130);
-/// Cuboids: 4,000 × 12 = 48,000 triangles.
-const CUBOIDS: u32 = 4000;
 /// Edge of the depth map.
 const SIZE: u32 = 2048;
 
-/// A small deterministic generator (64-bit LCG), so the scene is the same in every run.
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self) -> f32 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32
-    }
-}
-
-/// The ground (a 200 × 130 m height field, one vertex per metre) and 4,000 cuboids of 0.5 to
-/// 3.5 m standing on it, and the light's view-projection.
+/// The shared level (ground and 4,000 cuboids, one mesh each) and the sun's view-projection.
 fn scene() -> (Vec<Mesh>, Vec<Mat4>, Mat4) {
-    let (nx, nz) = GROUND;
-    let height = |x: f32, z: f32| 0.6 * (x * 0.11).sin() * (z * 0.07).cos();
-    let mut positions = Vec::new();
-    for j in 0..=nz {
-        for i in 0..=nx {
-            let (x, z) = (i as f32 - nx as f32 / 2.0, j as f32 - nz as f32 / 2.0);
-            positions.push(Vec3::new(x, height(x, z), z));
-        }
-    }
-    let mut indices = Vec::new();
-    for j in 0..nz {
-        for i in 0..nx {
-            let a = j * (nx + 1) + i;
-            let (b, c, d) = (a + 1, a + nx + 2, a + nx + 1);
-            indices.extend_from_slice(&[a, d, c, a, c, b]);
-        }
-    }
-    let mut meshes = vec![Mesh::new(positions, indices).expect("valid ground")];
-    let mut transforms = vec![Mat4::IDENTITY];
-    let cube = Mesh::cuboid(Vec3::new(-0.5, 0.0, -0.5), Vec3::new(0.5, 1.0, 0.5));
-    let mut rng = Lcg(0x5eed);
-    for _ in 0..CUBOIDS {
-        let x = (rng.next() - 0.5) * (nx as f32 - 4.0);
-        let z = (rng.next() - 0.5) * (nz as f32 - 4.0);
-        let size = Vec3::new(
-            0.5 + 3.0 * rng.next(),
-            0.5 + 3.0 * rng.next(),
-            0.5 + 3.0 * rng.next(),
-        );
-        transforms.push(
-            Mat4::from_translation(Vec3::new(x, height(x, z) - 0.1, z))
-                * Mat4::from_rotation_y(rng.next() * std::f32::consts::TAU)
-                * Mat4::from_scale(size),
-        );
-        meshes.push(cube.clone());
-    }
-    // A sun 50° above the horizon; the orthographic box covers the whole ground.
-    let dir = Vec3::new(-0.45, -0.77, 0.45).normalize();
-    let view = lh::view::look_at_mat4(-dir * 200.0, Vec3::ZERO, Vec3::Y);
-    let proj = lh::proj::directx::orthographic(-120.0, 120.0, -120.0, 120.0, 50.0, 350.0);
-    (meshes, transforms, proj * view)
+    let (ground, transforms) = level::level();
+    let cube = level::cube();
+    let mut meshes = vec![ground];
+    meshes.extend(transforms.iter().map(|_| cube.clone()));
+    let mut all = vec![Mat4::IDENTITY];
+    all.extend(transforms);
+    (meshes, all, level::sun_view_proj())
 }
 
 /// User + system CPU time of this process so far (Linux `/proc/self/stat`, clock ticks of

@@ -318,12 +318,16 @@ fn stops_in_time(name: &str, script: &str) {
 #[test]
 fn the_deadline_holds_inside_long_calls() {
     // Each of these takes seconds without the deadline.
+    // One answer draws only the tiles round it; answers all over the map draw every tile
+    // (each under 1000 overlapping slabs).
     stops_in_time(
         "sun",
         r#"local s = penumbra.scene()
 for i = 1, 1000 do s:addBox({-50, i * 0.01, -50 + i * 0.001}, {50, i * 0.01 + 0.001, 50}) end
 s:addLight({kind = "directional", name = "sun", direction = {0.3, -1, 0.2}, resolution = 4096})
-print(s:litFraction("sun", {0, 0, 0}))
+local pts = {}
+for i = 1, 200 do for j = 1, 200 do pts[#pts + 1] = {i * 0.5 - 50, 0, j * 0.5 - 50} end end
+print(#s:lightAtBatch(pts))
 "#,
     );
     stops_in_time(

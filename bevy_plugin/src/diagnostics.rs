@@ -24,6 +24,8 @@ use bevy_diagnostic::{Diagnostic, DiagnosticPath, Diagnostics, RegisterDiagnosti
 use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::{InternedScheduleLabel, ScheduleLabel};
 
+use penumbra_core::shadow::TileStats;
+
 use crate::PenumbraSystems;
 
 /// Durations and counts of the plugin's last frame, plus running totals.
@@ -65,6 +67,18 @@ pub struct PenumbraDiagnostics {
     pub probe_points: u32,
     /// Viewer–target pairs checked this frame.
     pub sightings: u32,
+    /// Map tiles drawn this frame (maps are drawn tile by tile as queries need them, own
+    /// lights' and game lights' alike; a static scene draws none after its first frames).
+    pub tiles_rendered: u32,
+    /// Drawn tiles forgotten this frame because an occluder change covered them.
+    pub tiles_invalidated: u32,
+    /// Time spent rasterizing tiles this frame, summed over threads (it happens inside the
+    /// query systems, which need the tiles).
+    pub tile_render: Duration,
+    /// Time spent writing drawn tiles into the maps' texels and batch layouts (key images).
+    pub tile_layout: Duration,
+    /// Map tiles drawn since the app started.
+    pub total_tiles_rendered: u64,
     /// Shadow maps rendered since the app started.
     pub total_shadow_maps_rendered: u64,
     /// Eye maps rendered since the app started.
@@ -74,7 +88,8 @@ pub struct PenumbraDiagnostics {
 }
 
 impl PenumbraDiagnostics {
-    /// Time of the [`PenumbraSystems::Prepare`] and [`PenumbraSystems::Rasterize`] systems.
+    /// Time of the [`PenumbraSystems::Prepare`] and [`PenumbraSystems::Rasterize`] systems,
+    /// plus the tiles drawn on demand ([`tile_render`](Self::tile_render)).
     #[must_use]
     pub fn rasterize_time(&self) -> Duration {
         self.sync_occluders
@@ -82,12 +97,22 @@ impl PenumbraDiagnostics {
             + self.render_eye_maps
             + self.sync_pbr
             + self.render_pbr_maps
+            + self.tile_render
     }
 
-    /// Time of the [`PenumbraSystems::Query`] systems (exposure and line of sight).
+    /// Time spent laying drawn tiles out for the queries ([`tile_layout`](Self::tile_layout)).
+    #[must_use]
+    pub fn layout_time(&self) -> Duration {
+        self.tile_layout
+    }
+
+    /// Time of the [`PenumbraSystems::Query`] systems (exposure and line of sight) less the
+    /// tile drawing and layout they caused, which [`rasterize_time`](Self::rasterize_time)
+    /// and [`layout_time`](Self::layout_time) report.
     #[must_use]
     pub fn query_time(&self) -> Duration {
-        self.update_exposure + self.update_line_of_sight + self.update_pbr_exposure
+        (self.update_exposure + self.update_line_of_sight + self.update_pbr_exposure)
+            .saturating_sub(self.tile_render + self.tile_layout)
     }
 }
 
@@ -100,15 +125,21 @@ pub mod paths {
     pub const RASTERIZE_MS: DiagnosticPath = DiagnosticPath::const_new("penumbra/rasterize_ms");
     /// Exposure and line-of-sight updates (ms): [`query_time`](super::PenumbraDiagnostics::query_time).
     pub const QUERY_MS: DiagnosticPath = DiagnosticPath::const_new("penumbra/query_ms");
+    /// Writing drawn tiles into the maps' layouts (ms): [`layout_time`](super::PenumbraDiagnostics::layout_time).
+    pub const LAYOUT_MS: DiagnosticPath = DiagnosticPath::const_new("penumbra/layout_ms");
+    /// Map tiles drawn this frame.
+    pub const TILES_RENDERED: DiagnosticPath = DiagnosticPath::const_new("penumbra/tiles_rendered");
     /// Maps rendered this frame (own lights, eyes and game lights).
     pub const MAPS_RENDERED: DiagnosticPath = DiagnosticPath::const_new("penumbra/maps_rendered");
     /// Probes updated this frame.
     pub const PROBES_UPDATED: DiagnosticPath = DiagnosticPath::const_new("penumbra/probes_updated");
 }
 
-const ALL_PATHS: [DiagnosticPath; 4] = [
+const ALL_PATHS: [DiagnosticPath; 6] = [
     paths::RASTERIZE_MS,
     paths::QUERY_MS,
+    paths::LAYOUT_MS,
+    paths::TILES_RENDERED,
     paths::MAPS_RENDERED,
     paths::PROBES_UPDATED,
 ];
@@ -158,10 +189,38 @@ impl Plugin for PenumbraDiagnosticsPlugin {
 
 /// Counts the frame, records it in Bevy's `Diagnostics` ([`paths`]) and sends this frame's
 /// counts to Tracy plots.
-pub fn publish_diagnostics(mut diagnostics: ResMut<PenumbraDiagnostics>, mut bevy: Diagnostics) {
+pub fn publish_diagnostics(
+    mut diagnostics: ResMut<PenumbraDiagnostics>,
+    mut bevy: Diagnostics,
+    maps: Option<Res<crate::shadow::ShadowMaps>>,
+    #[cfg(feature = "pbr")] game: Option<Res<crate::pbr::PbrShadows>>,
+    mut last: Local<TileStats>,
+) {
     penumbra_core::zone!("bevy_penumbra::publish_diagnostics");
     diagnostics.frames += 1;
+    // The tiles every lighting drew since the last frame.
+    #[cfg_attr(not(feature = "pbr"), allow(unused_mut))]
+    let mut now = maps
+        .as_ref()
+        .map_or_else(TileStats::default, |m| m.lighting().tile_stats());
+    #[cfg(feature = "pbr")]
+    if let Some(game) = &game {
+        let g = game.lighting().tile_stats();
+        now.tiles_rendered += g.tiles_rendered;
+        now.tiles_invalidated += g.tiles_invalidated;
+        now.render += g.render;
+        now.layout += g.layout;
+    }
+    let count = |a: u64, b: u64| u32::try_from(a.saturating_sub(b)).unwrap_or(u32::MAX);
+    diagnostics.tiles_rendered = count(now.tiles_rendered, last.tiles_rendered);
+    diagnostics.tiles_invalidated = count(now.tiles_invalidated, last.tiles_invalidated);
+    diagnostics.tile_render = now.render.saturating_sub(last.render);
+    diagnostics.tile_layout = now.layout.saturating_sub(last.layout);
+    diagnostics.total_tiles_rendered += u64::from(diagnostics.tiles_rendered);
+    *last = now;
     let d = &*diagnostics;
+    bevy.add_measurement(&paths::LAYOUT_MS, || d.layout_time().as_secs_f64() * 1e3);
+    bevy.add_measurement(&paths::TILES_RENDERED, || f64::from(d.tiles_rendered));
     bevy.add_measurement(&paths::RASTERIZE_MS, || {
         d.rasterize_time().as_secs_f64() * 1e3
     });
@@ -183,6 +242,11 @@ pub fn publish_diagnostics(mut diagnostics: ResMut<PenumbraDiagnostics>, mut bev
     penumbra_core::plot!(
         "bevy_penumbra game-light maps rendered",
         diagnostics.pbr_maps_rendered
+    );
+    penumbra_core::plot!("bevy_penumbra tiles rendered", diagnostics.tiles_rendered);
+    penumbra_core::plot!(
+        "bevy_penumbra tiles invalidated",
+        diagnostics.tiles_invalidated
     );
 }
 

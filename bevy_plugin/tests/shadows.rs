@@ -48,7 +48,15 @@ fn moving_the_box_updates_the_answer_the_same_frame() {
     app.update();
     assert_eq!(exposure(&app, under).total(), 1.0);
     assert_eq!(exposure(&app, beside).total(), 0.0);
-    assert_eq!(diagnostics(&app).shadow_maps_rendered, 1);
+    // The sun's square still fits the scene: no map is rendered whole again; the tiles the
+    // box left and reached are forgotten, and the probes draw again those they read.
+    let d = diagnostics(&app);
+    assert_eq!(d.shadow_maps_rendered, 0);
+    assert!(d.tiles_invalidated > 0, "{d:?}");
+    assert!(
+        (1..=d.tiles_invalidated).contains(&d.tiles_rendered),
+        "{d:?}"
+    );
 }
 
 #[test]
@@ -116,27 +124,45 @@ fn an_occluder_change_rerenders_only_the_lights_it_reaches() {
             Transform::from_xyz(0.0, 6.0, 0.0).looking_at(Vec3::ZERO, Vec3::Z),
         ))
         .id();
+    // Probes beside both boxes, so both maps draw tiles.
+    probe(&mut app, Vec3::new(1.5, 0.5, 1.5));
+    probe(&mut app, Vec3::new(16.5, 0.5, 16.5));
     app.update();
     let rendered = |app: &bevy_app::App| diagnostics(app).total_shadow_maps_rendered;
     assert_eq!(rendered(&app), 2);
+    let forgotten = |app: &bevy_app::App, light| {
+        let maps = app.world().resource::<ShadowMaps>();
+        maps.get(light)
+            .and_then(|m| m.map().tile_stats())
+            .map(|s| s.tiles_invalidated)
+    };
+    assert_eq!(
+        (forgotten(&app, sun), forgotten(&app, lamp)),
+        (Some(0), Some(0))
+    );
 
-    // Far outside the lamp's range: only the sun (fitted to the whole scene) re-renders.
+    // Far outside the lamp's range: the sun forgets the tiles the box covers; the lamp keeps
+    // everything, and no map is rendered whole again (the sun's square still fits).
     move_to(&mut app, far, Vec3::new(15.0, 1.0, 12.0));
     app.update();
-    assert_eq!(rendered(&app), 3);
-    let maps = app.world().resource::<ShadowMaps>();
-    assert!(maps.get(sun).is_some() && maps.get(lamp).is_some());
+    assert_eq!(rendered(&app), 2);
+    assert!(forgotten(&app, sun) > Some(0));
+    assert_eq!(forgotten(&app, lamp), Some(0));
 
-    // Inside its range: both.
+    // Inside its range: both forget tiles.
+    let sun_before = forgotten(&app, sun);
     move_to(&mut app, near, Vec3::new(1.0, 1.0, 0.0));
     app.update();
-    assert_eq!(rendered(&app), 5);
+    assert_eq!(rendered(&app), 2);
+    assert!(forgotten(&app, sun) > sun_before);
+    assert!(forgotten(&app, lamp) > Some(0));
 
-    // Moving the lamp re-renders the lamp only.
+    // Moving the lamp renders the lamp's map afresh, only.
     move_to(&mut app, lamp, Vec3::new(0.5, 6.0, 0.0));
     app.update();
-    assert_eq!(rendered(&app), 6);
+    assert_eq!(rendered(&app), 3);
     assert_eq!(diagnostics(&app).shadow_maps_rendered, 1);
+    assert_eq!(forgotten(&app, lamp), Some(0));
 }
 
 #[test]

@@ -27,6 +27,7 @@ pub mod raster;
 pub mod sample;
 pub mod shadow;
 pub mod texture;
+mod zeroed;
 
 pub use desc::{
     AddressMode, ComparisonFunc, DescError, Filter, FilterType, ParseEnumError, ReductionType,

@@ -500,7 +500,7 @@ pub enum MipFilter {
     Max,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Storage {
     desc: TextureDesc,
     data: Vec<u8>,
@@ -585,6 +585,33 @@ impl Texture {
             data,
             offsets,
         }))
+    }
+
+    /// A texture of zero bytes whose memory is left to the allocator's zeroed pages, untouched
+    /// until written (a map drawn tile by tile pays only for the tiles it draws).
+    pub(crate) fn zeroed_lazy(desc: TextureDesc) -> Result<Texture, TextureError> {
+        desc.validate()?;
+        let total = desc.total_bytes();
+        let total =
+            usize::try_from(total).map_err(|_| TextureError::OutOfMemory { bytes: total })?;
+        let (_, offsets) = layout(&desc);
+        let data = crate::zeroed::zeroed_vec(total).ok_or(TextureError::OutOfMemory {
+            bytes: total as u64,
+        })?;
+        Ok(Texture::from_storage(Storage {
+            desc,
+            data,
+            offsets,
+        }))
+    }
+
+    /// The bytes of one subresource to write (copied first if another texture shares them).
+    pub(crate) fn subresource_mut(&mut self, mip: u32, slice: u32) -> &mut [u8] {
+        let storage = Arc::make_mut(&mut self.storage);
+        let i = (mip + slice * storage.desc.mip_levels) as usize;
+        let start = storage.offsets[i];
+        let len = storage.desc.subresource_bytes(mip);
+        &mut storage.data[start..start + len]
     }
 
     /// A texture from one byte vector per subresource, in D3D12 order.

@@ -618,11 +618,29 @@ fn lighting_keeps_render_errors_but_not_interruptions() {
     assert_eq!(lighting.exposure(Vec3::ZERO, None).unwrap().total(), 0.0);
     lighting.add_occluder(Occluder::cuboid(Vec3::splat(-1.0), Vec3::ZERO));
     assert_eq!(lighting.map_error(sun), None);
-    // A deadline that has passed stops the render; the next query renders.
+    // A deadline that has passed stops a whole render (an eye's map); the next query renders.
+    let eye = lighting.add_eye(penumbra_core::shadow::Viewer::new(
+        Vec3::new(0.0, 3.0, 3.0),
+        Vec3::NEG_Z,
+        1.0,
+        20.0,
+    ));
     let past = std::time::Instant::now() - std::time::Duration::from_secs(1);
-    let stopped = penumbra_core::deadline::with_deadline(Some(past), || lighting.map(sun).err());
+    let stopped =
+        penumbra_core::deadline::with_deadline(Some(past), || lighting.eye_map(eye).err());
     assert_eq!(stopped, Some(ShadowError::Interrupted));
-    assert!(lighting.map(sun).is_ok());
+    assert!(lighting.eye_map(eye).is_ok());
+    // A light's map is drawn tile by tile as queries need it: a query whose tiles the
+    // deadline stops is interrupted, keeps nothing half drawn, and the next one answers.
+    let at = Vec3::new(-0.5, -0.5, -0.5);
+    let late =
+        penumbra_core::deadline::with_deadline(Some(past), || lighting.lit_fraction(sun, at, None));
+    assert_eq!(late, Err(ShadowError::Interrupted));
+    assert_eq!(
+        lighting.map(sun).unwrap().tiles_drawn().map(|d| d.0),
+        Some(0)
+    );
+    assert_eq!(lighting.lit_fraction(sun, at, None), Ok(0.0));
     // A negative intensity is refused with the light's description.
     let dim = lighting.add_light(Light::directional(Vec3::NEG_Y, -1.0));
     assert!(matches!(lighting.map(dim), Err(ShadowError::Light(_))));
@@ -688,21 +706,37 @@ fn a_change_in_a_frustum_corner_past_the_range_sphere_still_drops_the_map() {
                 .with_resolution(16)
                 .with_depth(depth),
         );
-        lighting.map(spot).unwrap();
+        // Every tile drawn (the texture asks for the whole map).
+        let all = lighting.map(spot).unwrap().texture().clone();
+        let drawn = |l: &Lighting| l.rendered_map(spot).and_then(|m| m.tiles_drawn());
+        let (tiles, count) = drawn(&lighting).unwrap();
+        assert_eq!(tiles, count);
         // Near the map's far corner: 9.5 down, 90 % of the way to the frustum's edge in x and
-        // z, so more than the range (10) from the light yet inside the map.
+        // z, so more than the range (10) from the light yet inside the map: its tile is
+        // forgotten (a 16² map is one tile).
         let t = 0.7f32.tan() * 9.5 * 0.9;
         let corner = Vec3::new(t, 0.5, t);
         assert!(corner.distance(Vec3::new(0.0, 10.0, 0.0)) > 10.0);
+        let generation = lighting.light_generation();
         lighting.add_occluder(Occluder::cuboid(corner, corner + Vec3::splat(0.1)));
-        assert!(lighting.rendered_map(spot).is_none(), "{depth:?}");
-        // Far outside the frustum: kept.
-        lighting.map(spot).unwrap();
+        assert_eq!(drawn(&lighting).map(|d| d.0), Some(0), "{depth:?}");
+        assert_ne!(lighting.light_generation(), generation);
+        let redrawn = lighting.map(spot).unwrap().texture().clone();
+        let fresh = ShadowMap::render(lighting.light(spot).unwrap().clone(), lighting.scene());
+        assert_eq!(
+            redrawn.bytes(),
+            fresh.unwrap().texture().bytes(),
+            "{depth:?}"
+        );
+        assert_eq!(all.bytes().len(), redrawn.bytes().len());
+        // Far outside the frustum: nothing forgotten.
+        let generation = lighting.light_generation();
         lighting.add_occluder(Occluder::cuboid(
             Vec3::new(25.0, 0.0, 25.0),
             Vec3::new(26.0, 1.0, 26.0),
         ));
-        assert!(lighting.rendered_map(spot).is_some(), "{depth:?}");
+        assert_eq!(drawn(&lighting), Some((1, 1)), "{depth:?}");
+        assert_eq!(lighting.light_generation(), generation);
     }
 }
 

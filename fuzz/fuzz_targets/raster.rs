@@ -3,7 +3,10 @@
 //!
 //! Checks: no panic; the result does not depend on the thread count (1 vs 2 threads, bit for
 //! bit, stats included); every depth stays in [0, 1]; the LESS test never raises a depth; the
-//! pixels that changed are at most `pixels_written`; `to_texture` holds the same values.
+//! pixels that changed are at most `pixels_written`; `to_texture` holds the same values; every
+//! tile drawn alone with `rasterize_tiles` (through an `InstanceIndex`, after an instance was
+//! moved and the index refitted) holds the full draw's bits, and the tiles not asked for are
+//! untouched.
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -11,7 +14,8 @@ use glam::{Mat4, Vec3};
 use libfuzzer_sys::fuzz_target;
 use penumbra_core::Format;
 use penumbra_core::raster::{
-    CullMode, DepthBias, DepthFunc, DepthTarget, Instance, Mesh, RasterState, rasterize,
+    CullMode, DepthBias, DepthFunc, DepthTarget, Instance, InstanceIndex, Mesh, RasterState,
+    TILE_SIZE, rasterize, rasterize_tiles,
 };
 use penumbra_fuzz::Num;
 
@@ -32,6 +36,10 @@ struct Input {
     /// The GREATER depth test (reverse depth) instead of LESS.
     greater: bool,
     bias: Option<(i32, Num, Num)>,
+    /// Tiles to draw alone (column, row, taken modulo the grid), and an instance to move
+    /// before the index is built (its index, the matrix it had first).
+    tiles: Vec<(u8, u8)>,
+    moved: Option<(u8, MatrixIn)>,
 }
 
 #[derive(Arbitrary, Debug)]
@@ -185,6 +193,40 @@ fuzz_target!(|input: Input| {
         },
     };
     let view_proj = input.view_proj.get();
+
+    // Tile by tile: an index built for an earlier placement, refitted after the move.
+    let (tx, ty) = (w.div_ceil(TILE_SIZE), h.div_ceil(TILE_SIZE));
+    let tiles: Vec<(u32, u32)> = input
+        .tiles
+        .iter()
+        .take(8)
+        .map(|&(x, y)| (u32::from(x) % tx, u32::from(y) % ty))
+        .collect();
+    let index = match &input.moved {
+        Some((k, first)) if !instances.is_empty() => {
+            let k = usize::from(*k) % instances.len();
+            let mut earlier = instances.clone();
+            earlier[k].transform = first.get();
+            let mut index = InstanceIndex::new(&earlier);
+            index.update(k, &instances);
+            index
+        }
+        _ => InstanceIndex::new(&instances),
+    };
+    let mut tiled = base.clone();
+    rasterize_tiles(&mut tiled, view_proj, &instances, &index, &state, &tiles, 2);
+    let mut full = base.clone();
+    rasterize(&mut full, view_proj, &instances, &state, 1);
+    for y in 0..h {
+        for x in 0..w {
+            let want = if tiles.contains(&(x / TILE_SIZE, y / TILE_SIZE)) {
+                full.raw(x, y)
+            } else {
+                base.raw(x, y)
+            };
+            assert_eq!(tiled.raw(x, y), want, "tile-drawn pixel ({x}, {y})");
+        }
+    }
 
     let mut one = base.clone();
     let stats1 = rasterize(&mut one, view_proj, &instances, &state, 1);

@@ -153,6 +153,68 @@ fn adding_geometry_drops_the_rendered_maps() {
     assert_eq!((before, after), (0.5, 0.0));
 }
 
+/// The scene's maps are drawn tile by tile as queries need them and redrawn where a new box
+/// lands: after every addition, the batch answers equal those of maps freshly rendered whole
+/// from the same boxes.
+#[test]
+fn boxes_added_between_queries_give_the_answers_of_freshly_rendered_maps() {
+    let (rt, _) = runtime("scene-tiles");
+    let (mut scene, maps) = level();
+    let lights: Vec<Light> = maps.iter().map(|m| m.light().clone()).collect();
+    let pts = points();
+    // Boxes on the floor, inside the first fit (so the sun's square stays), one per step.
+    let boxes: Vec<([f32; 3], [f32; 3])> = (0..6)
+        .map(|k| {
+            let (x, z) = (-7.0 + 2.3 * k as f32, 5.0 - 1.9 * k as f32);
+            ([x, 0.0, z], [x + 0.9, 0.4 + 0.3 * k as f32, z + 1.4])
+        })
+        .collect();
+    let lua_boxes: Vec<String> = boxes
+        .iter()
+        .map(|(a, b)| {
+            format!(
+                "{{{{{}, {}, {}}}, {{{}, {}, {}}}}}",
+                a[0], a[1], a[2], b[0], b[1], b[2]
+            )
+        })
+        .collect();
+    let results: Vec<Vec<f32>> = eval(
+        &rt,
+        &format!(
+            "{LEVEL}{}local boxes = {{{}}}\n\
+             local out = {{}}\n\
+             for i, b in ipairs(boxes) do\n\
+               -- a few answers first, so some tiles are drawn before the box lands\n\
+               scene:lightAt(points[i * 7], {{0, 1, 0}})\n\
+               scene:addBox(b[1], b[2])\n\
+               out[i] = scene:lightAtBatch(points, {{0, 1, 0}})\n\
+             end\n\
+             return out",
+            lua_points(&pts),
+            lua_boxes.join(", ")
+        ),
+    );
+    assert_eq!(results.len(), boxes.len());
+    let mut shadowed = 0;
+    for (step, (lo, hi)) in boxes.iter().enumerate() {
+        scene.add(Occluder::cuboid(Vec3::from(*lo), Vec3::from(*hi)));
+        let fresh: Vec<ShadowMap> = lights
+            .iter()
+            .map(|l| ShadowMap::render(l.clone(), &scene).unwrap())
+            .collect();
+        for (i, p) in pts.iter().enumerate() {
+            let want = exposure(&fresh, Vec3::from(*p), Some(Vec3::Y));
+            assert_eq!(
+                results[step][i].to_bits(),
+                want.to_bits(),
+                "step {step}, {p:?}"
+            );
+            shadowed += usize::from(want == 0.0);
+        }
+    }
+    assert!(shadowed > 0);
+}
+
 #[test]
 fn can_see_is_false_through_a_wall_and_true_in_the_open() {
     let (rt, _) = runtime("scene-can-see");

@@ -16,17 +16,15 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use glam::camera::lh;
 use glam::{Mat4, Vec3};
 use penumbra_core::raster::{DepthTarget, Instance, Mesh, RasterState, rasterize};
 use penumbra_core::shadow::{Light, Occluder, PcfKernel, Scene};
 use penumbra_core::{AddressMode, ComparisonFunc, Filter, Format, Sampler, SamplerDesc};
 use penumbra_xcheck::gpu::block_on;
 
-/// Ground quads along x and z: 200 × 130 quads = 52,000 triangles.
-const GROUND: (u32, u32) = (200, 130);
-/// Cuboids: 4,000 × 12 = 48,000 triangles.
-const CUBOIDS: u32 = 4000;
+#[path = "../../benches/support/level.rs"]
+mod level;
+
 /// Edge of the depth map.
 const SIZE: u32 = 2048;
 /// PCF lookups per pattern.
@@ -38,69 +36,14 @@ const FRAMES: usize = 9;
 /// Timed repetitions of the lookups and queries, after one warm-up (the median is reported).
 const REPS: usize = 5;
 
-/// A small deterministic generator (64-bit LCG), so every run sees the same scene and queries.
-struct Lcg(u64);
+use level::{GROUND, Lcg, height, sun};
 
-impl Lcg {
-    fn next(&mut self) -> f32 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32
-    }
-}
-
-fn height(x: f32, z: f32) -> f32 {
-    0.6 * (x * 0.11).sin() * (z * 0.07).cos()
-}
-
-/// The sun's travel direction (50° above the horizon).
-fn sun() -> Vec3 {
-    Vec3::new(-0.45, -0.77, 0.45).normalize()
-}
-
-/// The scene of `benches/raster.rs` with every cuboid baked into world space: one mesh of
-/// 100,000 triangles, and the light's view-projection.
+/// The level of the benches with every cuboid baked into world space: one mesh of 100,000
+/// triangles, and the light's view-projection.
 fn scene() -> (Mesh, Mat4) {
-    let (nx, nz) = GROUND;
-    let mut positions = Vec::new();
-    for j in 0..=nz {
-        for i in 0..=nx {
-            let (x, z) = (i as f32 - nx as f32 / 2.0, j as f32 - nz as f32 / 2.0);
-            positions.push(Vec3::new(x, height(x, z), z));
-        }
-    }
-    let mut indices = Vec::new();
-    for j in 0..nz {
-        for i in 0..nx {
-            let a = j * (nx + 1) + i;
-            let (b, c, d) = (a + 1, a + nx + 2, a + nx + 1);
-            indices.extend_from_slice(&[a, d, c, a, c, b]);
-        }
-    }
-    let cube = Mesh::cuboid(Vec3::new(-0.5, 0.0, -0.5), Vec3::new(0.5, 1.0, 0.5));
-    let mut rng = Lcg(0x5eed);
-    for _ in 0..CUBOIDS {
-        let x = (rng.next() - 0.5) * (nx as f32 - 4.0);
-        let z = (rng.next() - 0.5) * (nz as f32 - 4.0);
-        let size = Vec3::new(
-            0.5 + 3.0 * rng.next(),
-            0.5 + 3.0 * rng.next(),
-            0.5 + 3.0 * rng.next(),
-        );
-        let m = Mat4::from_translation(Vec3::new(x, height(x, z) - 0.1, z))
-            * Mat4::from_rotation_y(rng.next() * std::f32::consts::TAU)
-            * Mat4::from_scale(size);
-        let base = positions.len() as u32;
-        positions.extend(cube.positions().iter().map(|&p| m.transform_point3(p)));
-        indices.extend(cube.indices().iter().map(|&i| base + i));
-    }
-    let view = lh::view::look_at_mat4(-sun() * 200.0, Vec3::ZERO, Vec3::Y);
-    let proj = lh::proj::directx::orthographic(-120.0, 120.0, -120.0, 120.0, 50.0, 350.0);
-    let mesh = Mesh::new(positions, indices).expect("valid scene");
+    let mesh = level::baked();
     assert_eq!(mesh.triangle_count(), 100_000);
-    (mesh, proj * view)
+    (mesh, level::sun_view_proj())
 }
 
 fn median(mut v: Vec<f64>) -> f64 {

@@ -1,18 +1,31 @@
 //! Indexed triangle meshes, validated once so that rasterization never checks an index again.
 
+use std::sync::{Arc, OnceLock};
+
 use glam::Vec3;
 
 use super::RasterError;
+use super::index::MeshIndex;
 
 /// An indexed triangle list: every three indices make one triangle.
 ///
 /// A `Mesh` is validated when it is built ([`Mesh::new`]): the index count is a multiple of three
 /// and every index names a position. Positions may hold any values — NaN, infinite or huge ones
 /// only make the triangles that use them disappear at rasterization.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub struct Mesh {
     positions: Vec<Vec3>,
     indices: Vec<u32>,
+    /// The hierarchy over the triangles for tile-by-tile drawing, built on first need and
+    /// shared by clones.
+    index: OnceLock<Arc<MeshIndex>>,
+}
+
+impl PartialEq for Mesh {
+    /// Meshes are equal when their positions and indices are.
+    fn eq(&self, other: &Mesh) -> bool {
+        self.positions == other.positions && self.indices == other.indices
+    }
 }
 
 impl Mesh {
@@ -38,7 +51,11 @@ impl Mesh {
                 vertex_count: count,
             });
         }
-        Ok(Mesh { positions, indices })
+        Ok(Mesh {
+            positions,
+            indices,
+            index: OnceLock::new(),
+        })
     }
 
     /// The axis-aligned box spanned by `min` and `max` (the corners are sorted per axis first):
@@ -78,7 +95,11 @@ impl Mesh {
                 indices.extend_from_slice(&[quad[0], quad[1], quad[2], quad[0], quad[2], quad[3]]);
             }
         }
-        Mesh { positions, indices }
+        Mesh {
+            positions,
+            indices,
+            index: OnceLock::new(),
+        }
     }
 
     /// The positions.
@@ -91,6 +112,11 @@ impl Mesh {
     #[must_use]
     pub fn indices(&self) -> &[u32] {
         &self.indices
+    }
+
+    /// The triangle hierarchy (built on first use: O(n log n)).
+    pub(crate) fn index(&self) -> &MeshIndex {
+        self.index.get_or_init(|| Arc::new(MeshIndex::new(self)))
     }
 
     /// Number of triangles (`indices().len() / 3`).

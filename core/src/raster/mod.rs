@@ -33,6 +33,11 @@
 //! in parallel, each walking its triangles in submission order; the result is bit-identical for
 //! every thread count.
 //!
+//! [`rasterize_tiles`] draws chosen tiles only, finding their triangles through an
+//! [`InstanceIndex`] (world space, over the instances) and each mesh's own hierarchy (object
+//! space, built once per mesh): a tile drawn that way holds the bits the full draw gives it, at
+//! a cost that follows the tile's triangles rather than the whole submission.
+//!
 //! ```
 //! use glam::camera::lh;
 //! use glam::{Mat4, Vec3};
@@ -55,10 +60,12 @@
 //! assert!(target.depth(32, 32) < 1.0);
 //! ```
 
+mod index;
 mod mesh;
 mod setup;
 mod target;
 mod tile;
+mod tiled;
 
 use std::ops::Range;
 
@@ -66,8 +73,12 @@ use glam::Mat4;
 
 use crate::format::Format;
 
+pub use index::InstanceIndex;
 pub use mesh::Mesh;
 pub use target::{DepthTarget, TILE_SIZE};
+pub(crate) use tile::TileBuf;
+pub use tiled::rasterize_tiles;
+pub(crate) use tiled::{TileDrawer, TileScratch};
 
 /// Which faces are not drawn (`D3D12_CULL_MODE`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -174,6 +185,26 @@ impl<'a> Instance<'a> {
     pub fn with_cull(mut self, cull: CullMode) -> Self {
         self.cull = Some(cull);
         self
+    }
+}
+
+/// Something placed in the world that the tile drawer can draw: an [`Instance`], or a type of
+/// a higher layer (an occluder) that owns its mesh.
+pub(crate) trait Placed {
+    fn mesh(&self) -> &Mesh;
+    fn transform(&self) -> Mat4;
+    fn cull(&self) -> Option<CullMode>;
+}
+
+impl Placed for Instance<'_> {
+    fn mesh(&self) -> &Mesh {
+        self.mesh
+    }
+    fn transform(&self) -> Mat4 {
+        self.transform
+    }
+    fn cull(&self) -> Option<CullMode> {
+        self.cull
     }
 }
 

@@ -173,7 +173,12 @@ impl Lighting {
         lit.resize(reached.len(), 0.0);
         for (p, o) in reached.chunks(CHECK_EVERY).zip(lit.chunks_mut(CHECK_EVERY)) {
             crate::deadline::check().map_err(|_| ShadowError::Interrupted)?;
+            super::tiles::take_skipped();
             map.lit_fractions(p, normal, o);
+            // Tiles left undrawn by the deadline: these answers are not the map's.
+            if super::tiles::take_skipped() {
+                return Err(ShadowError::Interrupted);
+            }
         }
         Ok(true)
     }

@@ -11,14 +11,15 @@
 //!   map's frustum out to the light's range (a spot's square cone, a point light's cube).
 
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use glam::Vec3;
 
 use super::light::{Light, LightKind};
 use super::map::ShadowMap;
 use super::sight::{EyeMap, Viewer};
+use super::tiles::{SceneIndex, TileCounters, TileStats};
 use super::{Aabb, Occluder, Scene, ShadowError};
 
 /// A light of a [`Lighting`]. Lights are summed in handle order.
@@ -91,6 +92,18 @@ pub struct Lighting {
     eye_generation: u64,
     maps_rendered: AtomicU64,
     eye_maps_rendered: AtomicU64,
+    /// The occluders with their world-space index, shared with the tiled maps and changed in
+    /// place as occluders move (rebuilt on first need after one is added or removed).
+    index: OnceLock<Arc<SceneIndex>>,
+    counters: Arc<TileCounters>,
+}
+
+/// How an occluder change alters the index.
+enum IndexChange {
+    /// Occluder `i` (in handle order) was replaced.
+    Replace(usize, Occluder),
+    /// Occluders were added or removed.
+    Rebuild,
 }
 
 /// True when a change inside `b` can alter the map of a light of this kind and views.
@@ -181,10 +194,18 @@ impl Lighting {
     /// can reach are dropped. Returns whether something was replaced.
     pub fn set_occluder(&mut self, id: OccluderId, occluder: Occluder) -> bool {
         let bounds = occluder.bounds();
+        let position = self
+            .occluders
+            .contains_key(&id)
+            .then(|| self.occluders.range(..id).count());
+        let change = match position {
+            Some(i) => IndexChange::Replace(i, occluder.clone()),
+            None => IndexChange::Rebuild,
+        };
         let old = self.occluders.insert(id, OccluderSlot { occluder, bounds });
         match &old {
-            Some(o) => self.invalidate(&[o.bounds, bounds]),
-            None => self.invalidate(&[bounds]),
+            Some(o) => self.invalidate(&[o.bounds, bounds], change),
+            None => self.invalidate(&[bounds], change),
         }
         old.is_some()
     }
@@ -192,7 +213,7 @@ impl Lighting {
     /// Removes an occluder; maps its bounds reach are dropped.
     pub fn remove_occluder(&mut self, id: OccluderId) -> Option<Occluder> {
         let old = self.occluders.remove(&id)?;
-        self.invalidate(&[old.bounds]);
+        self.invalidate(&[old.bounds], IndexChange::Rebuild);
         Some(old.occluder)
     }
 
@@ -200,7 +221,7 @@ impl Lighting {
     pub fn clear_occluders(&mut self) {
         let bounds: Vec<Aabb> = self.occluders.values().map(|o| o.bounds).collect();
         self.occluders.clear();
-        self.invalidate(&bounds);
+        self.invalidate(&bounds, IndexChange::Rebuild);
     }
 
     /// An occluder.
@@ -255,12 +276,78 @@ impl Lighting {
             .sum()
     }
 
-    /// Drops the maps that a change inside any of `boxes` can reach.
-    fn invalidate(&mut self, boxes: &[Aabb]) {
+    /// The occluders and their index, as the tiled maps draw from them.
+    fn scene_index(&self) -> &Arc<SceneIndex> {
+        self.index.get_or_init(|| {
+            Arc::new(SceneIndex::new(
+                self.occluders
+                    .values()
+                    .map(|o| o.occluder.clone())
+                    .collect(),
+            ))
+        })
+    }
+
+    /// Tile work so far: tiles drawn and forgotten, and the time spent drawing them and
+    /// writing them into the maps (see [`TileStats`]).
+    #[must_use]
+    pub fn tile_stats(&self) -> TileStats {
+        self.counters.stats()
+    }
+
+    /// Brings the maps up to date after an occluder change inside `boxes`: a tiled map whose
+    /// matrices the change leaves as they were forgets only the tiles the boxes cover (and
+    /// draws from the changed scene from now on); other maps the change can reach are dropped.
+    fn invalidate(&mut self, boxes: &[Aabb], change: IndexChange) {
+        crate::zone!("penumbra::Lighting::invalidate");
         self.scene = OnceLock::new();
-        let mut lights = false;
+        // The tiled maps let go of the index, so that it can change in place.
+        let detached = Arc::new(SceneIndex::default());
         for slot in self.lights.values_mut() {
-            if slot.map.get().is_some() && boxes.iter().any(|b| reaches(&slot.light, b)) {
+            if let Some(Ok(map)) = slot.map.get_mut()
+                && let Some(tiled) = map.tiled_mut()
+            {
+                tiled.set_scene(Arc::clone(&detached));
+            }
+        }
+        match (change, self.index.get_mut()) {
+            (IndexChange::Replace(i, occluder), Some(index)) => {
+                Arc::make_mut(index).replace(i, occluder);
+            }
+            _ => self.index = OnceLock::new(),
+        }
+        let bounds = self.bounds();
+        let mut lights = false;
+        let any_tiled = self.lights.values().any(|s| {
+            s.map
+                .get()
+                .is_some_and(|m| m.as_ref().is_ok_and(|m| m.tiled().is_some()))
+        });
+        let index = any_tiled.then(|| Arc::clone(self.scene_index()));
+        for slot in self.lights.values_mut() {
+            let reached: Vec<Aabb> = boxes
+                .iter()
+                .filter(|b| reaches(&slot.light, b))
+                .copied()
+                .collect();
+            let light = &slot.light;
+            let kept = match (slot.map.get_mut(), &index) {
+                (Some(Ok(map)), Some(index)) if map.tiled().is_some() => {
+                    let same = light
+                        .projections(|| bounds)
+                        .is_ok_and(|(m, _)| m == map.view_proj());
+                    match map.tiled_mut() {
+                        Some(tiled) if same => {
+                            lights |= tiled.invalidate(Arc::clone(index), &reached) > 0;
+                            true
+                        }
+                        _ => false,
+                    }
+                }
+                (Some(_), _) => reached.is_empty(),
+                (None, _) => true,
+            };
+            if !kept {
                 slot.map = OnceLock::new();
                 lights = true;
             }
@@ -363,8 +450,21 @@ impl Lighting {
             crate::zone!("penumbra::Lighting::render map");
             let _total = self.maps_rendered.fetch_add(1, Ordering::Relaxed) + 1;
             crate::plot!("penumbra lighting maps rendered", _total as f64);
-            let scene = self.scene_with(threads);
-            ShadowMap::render(slot.light.clone(), &scene)
+            // Tiles are drawn as queries need them, on the lighting's threads (`threads`
+            // only sizes a whole render, for samplers the tiles cannot serve).
+            let _ = threads;
+            let threads = Scene {
+                occluders: Vec::new(),
+                threads: self.threads,
+            }
+            .thread_count();
+            ShadowMap::render_tiled(
+                slot.light.clone(),
+                self.scene_index(),
+                self.bounds(),
+                &self.counters,
+                threads,
+            )
         })
     }
 
@@ -538,7 +638,14 @@ impl Lighting {
         point: Vec3,
         normal: Option<Vec3>,
     ) -> Result<f32, ShadowError> {
-        Ok(self.map(light)?.lit_fraction(point, normal))
+        let map = self.map(light)?;
+        super::tiles::take_skipped();
+        let lit = map.lit_fraction(point, normal);
+        // Tiles left undrawn by the deadline: the answer is not the map's.
+        if super::tiles::take_skipped() {
+            return Err(ShadowError::Interrupted);
+        }
+        Ok(lit)
     }
 
     /// The fraction of a target disc of `radius` at `target` that `eye` sees

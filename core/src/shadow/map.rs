@@ -3,13 +3,14 @@
 //! A map owns the [`Light`] it was rendered for, so its queries use the light's sampler,
 //! biases and kernel without the caller handing them back.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, RwLockReadGuard};
 
 use glam::{Mat4, Vec3};
 
 use super::ShadowError;
 use super::kernel::{Anchor, PcfKernel, Tap, grid_anchor};
 use super::light::{BiasOrder, CubeLookup, DepthConvention, Light, LightKind, OffsetUnits};
+use super::tiles::{Needs, Resident, Tiled};
 use crate::desc::StaticSamplerDesc;
 use crate::raster::DepthTarget;
 use crate::sample::address::linear_fixed;
@@ -83,10 +84,19 @@ impl<'a> From<&'a [Vec3]> for Normals<'a> {
 
 /// A rendered shadow map: depth texture, matrices, and the light (with its sampler, biases and
 /// kernel) it was rendered for.
+///
+/// A map from [`ShadowMap::render`] is drawn whole. The maps a [`Lighting`](super::Lighting)
+/// keeps are drawn tile by tile as queries need them (see the [`Lighting`](super::Lighting)
+/// docs); every answer is the same bits either way, and [`ShadowMap::texture`] draws what is
+/// missing before it returns. Under a [deadline](crate::deadline) that passes while a query
+/// draws tiles, the tiles not drawn yet are left for a later call and that query's answer is
+/// not the map's: a caller that sets a deadline asks
+/// [`deadline::expired`](crate::deadline::expired) afterwards (the `Lighting` queries return
+/// [`ShadowError::Interrupted`] then).
 #[derive(Clone, Debug)]
 pub struct ShadowMap {
     light: Light,
-    texture: Texture,
+    store: Store,
     view_proj: Vec<Mat4>,
     layout: MapLayout,
     sampler: Sampler,
@@ -102,9 +112,41 @@ pub struct ShadowMap {
     perspective: bool,
     /// Where the light is: a direction it shines along, or a position.
     source: LightSource,
-    /// The batched comparison path per slice (per face of a cube map), built on first use and
-    /// shared by clones (`None` for a slice the batch cannot take).
-    batches: Arc<OnceLock<Vec<Option<CmpBatch>>>>,
+}
+
+/// Where a map's texels live.
+#[derive(Clone, Debug)]
+enum Store {
+    /// Drawn whole: the texture and the batched comparison path per slice (per face of a cube
+    /// map), built on first use and shared by clones (`None` for a slice the batch cannot take).
+    Full {
+        texture: Texture,
+        batches: Arc<OnceLock<Vec<Option<CmpBatch>>>>,
+    },
+    /// Drawn tile by tile on demand; clones share the drawn tiles.
+    Tiled(Arc<Tiled>),
+}
+
+/// What one query reads, with the tiles it needs drawn.
+enum Reader<'a> {
+    Full(&'a Texture, &'a [Option<CmpBatch>]),
+    Tiled(RwLockReadGuard<'a, Resident>),
+}
+
+impl Reader<'_> {
+    fn texture(&self) -> &Texture {
+        match self {
+            Reader::Full(t, _) => t,
+            Reader::Tiled(r) => &r.texture,
+        }
+    }
+
+    fn batch(&self, slice: usize) -> Option<&CmpBatch> {
+        match self {
+            Reader::Full(_, b) => b.get(slice)?.as_ref(),
+            Reader::Tiled(r) => r.batches.get(slice)?.as_ref(),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -133,24 +175,11 @@ impl ShadowMap {
         view_proj: Vec<Mat4>,
         layout: MapLayout,
     ) -> Result<ShadowMap, ShadowError> {
-        let sampler = Sampler::new(light.sampler.to_sampler_desc())
-            .map_err(|e| ShadowError::Sampler(e.to_string()))?;
-        if !light.sampler.filter.is_comparison() {
-            return Err(ShadowError::Sampler(format!(
-                "Filter {} is not a COMPARISON filter (SPEC R17)",
-                light.sampler.filter
-            )));
-        }
         let n = light.resolution;
-        let (dimension, slices) = match layout {
-            MapLayout::Single => (Dimension::Texture2D, 1),
-            MapLayout::Cube { .. } => (Dimension::TextureCube, 6),
-            MapLayout::Cascades { ref radii, .. } => {
-                (Dimension::Texture2DArray, radii.len() as u32)
-            }
-        };
+        let (dimension, slices) = Self::dimension_of(&layout);
         // Each face is copied out of its tiles, then into the map: checked against the deadline
         // face by face (a 4096² cube copies 800 MB).
+        let sampler = Self::sampler_of(&light)?;
         let mut textures: Vec<Texture> = Vec::with_capacity(targets.len());
         for target in &targets {
             crate::deadline::check().map_err(|_| ShadowError::Interrupted)?;
@@ -167,6 +196,60 @@ impl ShadowMap {
             crate::TextureError::Interrupted => ShadowError::Interrupted,
             other => ShadowError::Raster(other.to_string()),
         })?;
+        let store = Store::Full {
+            texture,
+            batches: Arc::default(),
+        };
+        Ok(Self::assemble(light, sampler, store, view_proj, layout))
+    }
+
+    /// The light's comparison sampler.
+    pub(crate) fn sampler_of(light: &Light) -> Result<Sampler, ShadowError> {
+        let sampler = Sampler::new(light.sampler.to_sampler_desc())
+            .map_err(|e| ShadowError::Sampler(e.to_string()))?;
+        if !light.sampler.filter.is_comparison() {
+            return Err(ShadowError::Sampler(format!(
+                "Filter {} is not a COMPARISON filter (SPEC R17)",
+                light.sampler.filter
+            )));
+        }
+        Ok(sampler)
+    }
+
+    /// The texture dimension and slice count of a layout.
+    pub(crate) fn dimension_of(layout: &MapLayout) -> (Dimension, u32) {
+        match layout {
+            MapLayout::Single => (Dimension::Texture2D, 1),
+            MapLayout::Cube { .. } => (Dimension::TextureCube, 6),
+            MapLayout::Cascades { radii, .. } => (Dimension::Texture2DArray, radii.len() as u32),
+        }
+    }
+
+    /// A map drawn tile by tile.
+    pub(crate) fn from_tiled(
+        light: Light,
+        sampler: Sampler,
+        tiled: Tiled,
+        view_proj: Vec<Mat4>,
+        layout: MapLayout,
+    ) -> ShadowMap {
+        Self::assemble(
+            light,
+            sampler,
+            Store::Tiled(Arc::new(tiled)),
+            view_proj,
+            layout,
+        )
+    }
+
+    fn assemble(
+        light: Light,
+        sampler: Sampler,
+        store: Store,
+        view_proj: Vec<Mat4>,
+        layout: MapLayout,
+    ) -> ShadowMap {
+        let n = light.resolution;
         let perspective = match light.views.first() {
             Some(v) => v.is_perspective(),
             None => {
@@ -191,12 +274,11 @@ impl ShadowMap {
             }
             _ => 0.0,
         };
-        Ok(ShadowMap {
+        ShadowMap {
             cube: matches!(layout, MapLayout::Cube { .. }),
             depth_floor,
-            batches: Arc::default(),
             source,
-            texture,
+            store,
             view_proj,
             layout,
             sampler,
@@ -204,7 +286,100 @@ impl ShadowMap {
             resolution: n,
             texel_size,
             perspective,
-        })
+        }
+    }
+
+    /// The tiled store, when the map is drawn tile by tile.
+    pub(crate) fn tiled(&self) -> Option<&Tiled> {
+        match &self.store {
+            Store::Tiled(t) => Some(t),
+            Store::Full { .. } => None,
+        }
+    }
+
+    /// The tiled store to change (`None` for a whole map, or one whose tiles a clone shares).
+    pub(crate) fn tiled_mut(&mut self) -> Option<&mut Tiled> {
+        match &mut self.store {
+            Store::Tiled(t) => Arc::get_mut(t),
+            Store::Full { .. } => None,
+        }
+    }
+
+    /// Tiles drawn so far, and tiles in all (`None` for a map drawn whole).
+    #[must_use]
+    pub fn tiles_drawn(&self) -> Option<(usize, usize)> {
+        self.tiled().map(|t| (t.drawn(), t.tile_count()))
+    }
+
+    /// This map's tile work since it was made: tiles drawn (again after being forgotten),
+    /// tiles forgotten because an occluder change covered them, and the time spent (`None` for
+    /// a map drawn whole).
+    #[must_use]
+    pub fn tile_stats(&self) -> Option<super::TileStats> {
+        self.tiled().map(Tiled::stats)
+    }
+
+    /// The texels for a scalar query whose taps `fill` marks (a tiled map draws them first).
+    fn scalar_reader(&self, fill: impl FnOnce(&Tiled, &mut Needs)) -> Reader<'_> {
+        match &self.store {
+            Store::Full { texture, .. } => Reader::Full(texture, &[]),
+            Store::Tiled(t) => {
+                let mut needs = t.needs();
+                fill(t, &mut needs);
+                t.ensure(&needs);
+                Reader::Tiled(t.read())
+            }
+        }
+    }
+
+    /// The texels and batched paths for a batched query whose taps `fill` marks.
+    fn batch_reader(&self, fill: impl FnOnce(&Tiled, &mut Needs)) -> Reader<'_> {
+        match &self.store {
+            Store::Full { texture, batches } => {
+                Reader::Full(texture, batches.get_or_init(|| self.build_batches(texture)))
+            }
+            Store::Tiled(t) => {
+                let mut needs = t.needs();
+                fill(t, &mut needs);
+                t.ensure(&needs);
+                Reader::Tiled(t.read())
+            }
+        }
+    }
+
+    /// Which slices have a batched path.
+    fn batched_slices(&self) -> Vec<bool> {
+        match &self.store {
+            Store::Full { texture, batches } => batches
+                .get_or_init(|| self.build_batches(texture))
+                .iter()
+                .map(Option::is_some)
+                .collect(),
+            Store::Tiled(t) => t.read().batches.iter().map(Option::is_some).collect(),
+        }
+    }
+
+    /// Marks the tiles of a scalar sample at `coord` (2D slice or cube direction).
+    fn need_coord(&self, t: &Tiled, needs: &mut Needs, coord: &Coord) {
+        let [x, y, z, _] = coord.0;
+        if self.cube {
+            t.need_cube(needs, Vec3::new(x, y, z));
+            return;
+        }
+        let slices = self.view_proj.len();
+        if slices == 1 {
+            t.need_2d(needs, 0, [x, y]);
+        } else if z.is_finite() {
+            // R43 rounds the array coordinate; both neighbours cover its rounding.
+            let lo = z.floor().clamp(0.0, (slices - 1) as f32) as usize;
+            let hi = z.ceil().clamp(0.0, (slices - 1) as f32) as usize;
+            t.need_2d(needs, lo, [x, y]);
+            t.need_2d(needs, hi, [x, y]);
+        } else {
+            for s in 0..slices {
+                t.need_2d(needs, s, [x, y]);
+            }
+        }
     }
 
     /// The light the map was rendered for (placement, conventions, kernel).
@@ -213,10 +388,14 @@ impl ShadowMap {
         &self.light
     }
 
-    /// The depth texture (2D, cube, or 2D array for cascades).
+    /// The depth texture (2D, cube, or 2D array for cascades). A map drawn tile by tile draws
+    /// every tile it has not drawn yet first.
     #[must_use]
     pub fn texture(&self) -> &Texture {
-        &self.texture
+        match &self.store {
+            Store::Full { texture, .. } => texture,
+            Store::Tiled(t) => t.texture(),
+        }
     }
 
     /// The view-projection matrix of each slice (cube faces in D3D order +X, −X, +Y, −Y, +Z, −Z).
@@ -255,8 +434,8 @@ impl ShadowMap {
     #[must_use]
     pub fn batch_bytes(&self) -> u64 {
         let n = u64::from(self.resolution);
-        let texel = self.texture.format().bytes_per_texel() as u64;
-        let key = if self.texture.format() == crate::Format::D16Unorm {
+        let texel = self.light.format.bytes_per_texel() as u64;
+        let key = if self.light.format == crate::Format::D16Unorm {
             2
         } else {
             4
@@ -286,8 +465,9 @@ impl ShadowMap {
             offset: Offset::default(),
             clamp: None,
         };
+        let reader = self.scalar_reader(|t, needs| self.need_coord(t, needs, &args.coord));
         self.sampler
-            .sample_cmp(Some(&self.texture), &args, reference)
+            .sample_cmp(Some(reader.texture()), &args, reference)
             .unwrap_or(1.0)
     }
 
@@ -435,8 +615,11 @@ impl ShadowMap {
         } else {
             ((u, 0.0), (v, 0.0))
         };
-        let mut sum = 0.0f32;
-        for t in kernel.taps() {
+        // The taps' coordinates and weights first (a tiled map draws the tiles they read),
+        // then the samples, summed in tap order.
+        let mut taps = [(Coord::default(), 0.0f32); super::MAX_TAPS];
+        let mut count = 0;
+        for (t, slot) in kernel.taps().iter().zip(taps.iter_mut()) {
             let (wu, du) = t.u.at(fu);
             let (wv, dv) = t.v.at(fv);
             let coord = match &self.layout {
@@ -446,6 +629,17 @@ impl ShadowMap {
                 }
                 _ => Coord([au + du * texel, av + dv * texel, slice as f32, 0.0]),
             };
+            *slot = (coord, wu * wv);
+            count += 1;
+        }
+        let taps = &taps[..count];
+        let reader = self.scalar_reader(|t, needs| {
+            for (coord, _) in taps {
+                self.need_coord(t, needs, coord);
+            }
+        });
+        let mut sum = 0.0f32;
+        for &(coord, weight) in taps {
             let args = SampleArgs {
                 coord,
                 lod: LodMode::Zero,
@@ -454,9 +648,9 @@ impl ShadowMap {
             };
             let r = self
                 .sampler
-                .sample_cmp(Some(&self.texture), &args, reference)
+                .sample_cmp(Some(reader.texture()), &args, reference)
                 .unwrap_or(1.0);
-            sum += (wu * wv) * r;
+            sum += weight * r;
         }
         lit_of_sum(sum, kernel.scale())
     }
@@ -510,7 +704,8 @@ impl ShadowMap {
             }
             return;
         }
-        let batches = self.batches.get_or_init(|| self.build_batches());
+        let batches = self.batched_slices();
+        let batches = &batches[..];
         if let MapLayout::Cube { position } = self.layout {
             self.cube_lit_fractions(position, batches, points, normals, kernel, out);
             return;
@@ -531,7 +726,7 @@ impl ShadowMap {
     #[inline(never)]
     fn planar<const TAPS: usize>(
         &self,
-        batches: &[Option<CmpBatch>],
+        batches: &[bool],
         points: &[Vec3],
         normals: Normals<'_>,
         kernel: &PcfKernel,
@@ -556,7 +751,7 @@ impl ShadowMap {
         // slice's `i`-th point at `i·taps + j`), and which point each came from.
         let mut lists: Vec<SliceTaps> = batches
             .iter()
-            .map(|b| SliceTaps::with_capacity(if b.is_some() { cap } else { 0 }, taps, grid))
+            .map(|&b| SliceTaps::with_capacity(if b { cap } else { 0 }, taps, grid))
             .collect();
         let mut res = vec![0.0f32; cap * taps];
         // One orthographic map lit from a direction, no normal offset (a sun): the receiver
@@ -587,9 +782,7 @@ impl ShadowMap {
                 };
                 match receiver {
                     None => out[k] = 1.0,
-                    Some((slice, _, [u, v, z]))
-                        if batches.get(slice).is_some_and(Option::is_some) =>
-                    {
+                    Some((slice, _, [u, v, z])) if batches.get(slice).copied() == Some(true) => {
                         let list = &mut lists[slice];
                         let at = list.points * taps;
                         list.owner[list.points] = base + k;
@@ -630,8 +823,17 @@ impl ShadowMap {
                     Some(_) => out[k] = self.lit_fraction_with(p, normals.get(base + k), kernel),
                 }
             }
-            for (list, batch) in lists.iter().zip(batches) {
-                let Some(batch) = batch else { continue };
+            let reader = self.batch_reader(|t, needs| {
+                for (slice, list) in lists.iter().enumerate() {
+                    for &uv in &list.uv[..list.points * taps] {
+                        t.need_2d(needs, slice, uv);
+                    }
+                }
+            });
+            for (slice, list) in lists.iter().enumerate() {
+                let Some(batch) = reader.batch(slice) else {
+                    continue;
+                };
                 if list.points == 0 {
                     continue;
                 }
@@ -682,25 +884,24 @@ impl ShadowMap {
 
     /// The batched comparison path per slice (2D maps and cascades), or per face of a cube map
     /// (each face as a 2D texture of its own); `None` where the kernels cannot take it.
-    fn build_batches(&self) -> Vec<Option<CmpBatch>> {
+    fn build_batches(&self, texture: &Texture) -> Vec<Option<CmpBatch>> {
         match self.layout {
             MapLayout::Cube { .. } => (0..6)
                 .map(|face| {
                     let desc = TextureDesc::new(
                         Dimension::Texture2D,
-                        self.texture.format(),
+                        texture.format(),
                         [self.resolution, self.resolution, 1],
                         1,
                     );
                     let face =
-                        Texture::from_subresources(desc, &[self.texture.subresource(0, face)])
-                            .ok()?;
+                        Texture::from_subresources(desc, &[texture.subresource(0, face)]).ok()?;
                     let batch = self.sampler.cmp_level_zero_batch(&face, 0).ok()?;
                     (batch.path() == BatchPath::Kernel).then_some(batch)
                 })
                 .collect(),
             _ => (0..self.view_proj.len() as u32)
-                .map(|s| self.sampler.cmp_level_zero_batch(&self.texture, s).ok())
+                .map(|s| self.sampler.cmp_level_zero_batch(texture, s).ok())
                 .collect(),
         }
     }
@@ -713,7 +914,7 @@ impl ShadowMap {
     fn cube_lit_fractions(
         &self,
         position: Vec3,
-        batches: &[Option<CmpBatch>],
+        batches: &[bool],
         points: &[Vec3],
         normals: Normals<'_>,
         kernel: &PcfKernel,
@@ -733,6 +934,8 @@ impl ShadowMap {
         let mut slots: [Vec<usize>; 6] = Default::default();
         let mut res = Vec::with_capacity(CHUNK * taps);
         let mut face_res = Vec::new();
+        // Taps whose footprint crosses a face edge: sampled once the tiles are there.
+        let mut seams: Vec<(Coord, f32, usize)> = Vec::new();
         for (chunk_index, chunk) in points.chunks(CHUNK).enumerate() {
             let base = chunk_index * CHUNK;
             let out = &mut out[base..][..chunk.len()];
@@ -743,6 +946,7 @@ impl ShadowMap {
                 refs[face].clear();
                 slots[face].clear();
             }
+            seams.clear();
             let mut live = [false; CHUNK];
             for (k, &point) in chunk.iter().enumerate() {
                 let Some((slice, p, [_, _, z])) = self.receiver(point, normals.get(base + k))
@@ -763,27 +967,42 @@ impl ShadowMap {
                     let batched = select_face([x, y, z3]).is_some()
                         && inside.contains(&i0)
                         && inside.contains(&j0)
-                        && batches.get(face).is_some_and(Option::is_some);
+                        && batches.get(face).copied() == Some(true);
                     if batched {
                         uv[face].push([fc.s, fc.t]);
                         refs[face].push(z);
                         slots[face].push(k * taps + j);
                     } else {
-                        let args = SampleArgs {
-                            coord,
-                            lod: LodMode::Zero,
-                            offset: Offset::default(),
-                            clamp: None,
-                        };
-                        res[k * taps + j] = self
-                            .sampler
-                            .sample_cmp(Some(&self.texture), &args, z)
-                            .unwrap_or(1.0);
+                        seams.push((coord, z, k * taps + j));
                     }
                 }
             }
-            for (face, batch) in batches.iter().enumerate() {
-                let Some(batch) = batch else { continue };
+            let reader = self.batch_reader(|t, needs| {
+                for (face, list) in uv.iter().enumerate() {
+                    for &c in list {
+                        t.need_2d(needs, face, c);
+                    }
+                }
+                for (coord, _, _) in &seams {
+                    self.need_coord(t, needs, coord);
+                }
+            });
+            for &(coord, z, slot) in &seams {
+                let args = SampleArgs {
+                    coord,
+                    lod: LodMode::Zero,
+                    offset: Offset::default(),
+                    clamp: None,
+                };
+                res[slot] = self
+                    .sampler
+                    .sample_cmp(Some(reader.texture()), &args, z)
+                    .unwrap_or(1.0);
+            }
+            for face in 0..6 {
+                let Some(batch) = reader.batch(face) else {
+                    continue;
+                };
                 if uv[face].is_empty() {
                     continue;
                 }

@@ -38,6 +38,7 @@ mod map;
 pub mod pbr;
 mod render;
 mod sight;
+mod tiles;
 
 pub use error::ShadowError;
 pub use exposure::{Exposure, ExposureScratch, LightShare, ProbeSpan, exposure, exposure_part};
@@ -49,6 +50,7 @@ pub use light::{
 pub use lighting::{EyeId, LightId, Lighting, OccluderId};
 pub use map::{Normals, ShadowMap};
 pub use sight::{EyeMap, Viewer};
+pub use tiles::TileStats;
 
 use std::sync::Arc;
 

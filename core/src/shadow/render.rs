@@ -2,11 +2,14 @@
 //! projection matrices, and rasterizing the occluders with the light's conventions.
 
 use glam::camera::lh::{proj::directx as proj, view};
+use std::sync::Arc;
+
 use glam::{Mat4, Vec3};
 
 use super::kernel::Anchor;
 use super::light::{DepthConvention, Light, LightKind, SliceView, look_to_lh};
 use super::map::{MapLayout, ShadowMap};
+use super::tiles::{SceneIndex, TileCounters, Tiled};
 use super::{Aabb, Scene, ShadowError};
 use crate::format::Format;
 use crate::raster::DepthTarget;
@@ -120,8 +123,12 @@ impl Light {
         Ok(())
     }
 
-    /// The view-projection matrices of the map (one per slice) and its layout.
-    fn projections(&self, scene: &Scene) -> Result<(Vec<Mat4>, MapLayout), ShadowError> {
+    /// The view-projection matrices of the map (one per slice) and its layout; `scene_bounds`
+    /// gives the occluders' bounds (asked only by directional and cascaded lights).
+    pub(crate) fn projections(
+        &self,
+        scene_bounds: impl Fn() -> Aabb,
+    ) -> Result<(Vec<Mat4>, MapLayout), ShadowError> {
         let layout = match &self.kind {
             LightKind::Point { position, .. } => MapLayout::Cube {
                 position: *position,
@@ -175,7 +182,7 @@ impl Light {
         };
         Ok(match &self.kind {
             LightKind::Directional { direction, bounds } => {
-                let b = bounds.unwrap_or_else(|| scene.bounds());
+                let b = bounds.unwrap_or_else(&scene_bounds);
                 if b.is_empty() {
                     return Err(ShadowError::EmptyScene);
                 }
@@ -194,7 +201,7 @@ impl Light {
                             min: *center - Vec3::splat(r),
                             max: *center + Vec3::splat(r),
                         };
-                        let sb = scene.bounds();
+                        let sb = scene_bounds();
                         if !sb.is_empty() {
                             b.include(sb.min.max(b.min - Vec3::splat(4.0 * r)));
                             b.include(sb.max.min(b.max + Vec3::splat(4.0 * r)));
@@ -282,7 +289,7 @@ impl ShadowMap {
     pub fn render(light: Light, scene: &Scene) -> Result<ShadowMap, ShadowError> {
         crate::zone!("penumbra::shadow::render");
         light.check()?;
-        let (mats, layout) = light.projections(scene)?;
+        let (mats, layout) = light.projections(|| scene.bounds())?;
         let state = light.raster_state();
         let instances = scene.instances();
         let threads = scene.thread_count();
@@ -308,5 +315,46 @@ impl ShadowMap {
             faces.push(target);
         }
         ShadowMap::from_targets(light, faces, mats, layout)
+    }
+
+    /// A map of `light` over the lighting's indexed scene, drawn tile by tile as queries need
+    /// it (see [`Tiled`]); a light whose sampler the tiles cannot serve (address modes other
+    /// than CLAMP, BORDER and WRAP) is rendered whole. `bounds` are the scene's bounds.
+    ///
+    /// # Errors
+    /// As [`ShadowMap::render`].
+    pub(crate) fn render_tiled(
+        light: Light,
+        scene: &Arc<SceneIndex>,
+        bounds: Aabb,
+        counters: &Arc<TileCounters>,
+        threads: usize,
+    ) -> Result<ShadowMap, ShadowError> {
+        light.check()?;
+        let (mats, layout) = light.projections(|| bounds)?;
+        let sampler = ShadowMap::sampler_of(&light)?;
+        let (dimension, _) = ShadowMap::dimension_of(&layout);
+        let tiled = Tiled::new(
+            &sampler,
+            dimension,
+            light.format,
+            light.resolution,
+            mats.clone(),
+            light.raster_state(),
+            light.depth.clear_depth(),
+            Arc::clone(scene),
+            Arc::clone(counters),
+            threads,
+        );
+        match tiled {
+            Some(tiled) => Ok(ShadowMap::from_tiled(light, sampler, tiled, mats, layout)),
+            None => {
+                let whole = Scene {
+                    occluders: scene.occluders.clone(),
+                    threads,
+                };
+                ShadowMap::render(light, &whole)
+            }
+        }
     }
 }

@@ -116,8 +116,9 @@ pub enum BatchPath {
 pub struct CmpBatch {
     /// A copy of the sampler (samplers are small and `Copy`).
     sampler: Sampler,
-    /// A clone of the texture (its storage is shared).
-    tex: Texture,
+    /// A clone of the texture (its storage is shared); `None` for a batch whose key image is
+    /// filled region by region ([`CmpBatch::refresh`]), which never takes the reference path.
+    tex: Option<Texture>,
     /// The view element (R43, already clamped) the lookups read.
     element: u32,
     /// `slice as f32`: the third coordinate the reference path passes on unchanged (a cube's
@@ -139,6 +140,29 @@ enum Plan {
 struct KernelPlan {
     consts: Consts,
     keys: Keys,
+    /// How padded texels map to the level's texels, for [`CmpBatch::refresh`].
+    padding: Option<Box<Padding>>,
+}
+
+/// The padded key image's sources: per padded column and row, the texel it repeats (`None`:
+/// the border).
+#[derive(Debug)]
+struct Padding {
+    cols: Vec<Option<u32>>,
+    rows: Vec<Option<u32>>,
+    border: i32,
+    keymap: KeyMap,
+    format: Format,
+    width: u32,
+    height: u32,
+}
+
+impl Padding {
+    /// The texel a padded position belongs to: the one it repeats, or for a border position
+    /// the nearest texel (whose region writes it).
+    fn owner(sources: &[Option<u32>], n: u32, p: usize) -> u32 {
+        sources[p].unwrap_or_else(|| (p as i64 - 2).clamp(0, i64::from(n) - 1) as u32)
+    }
 }
 
 /// The padded key image in row pairs: entry `q·stride + p` holds the keys of padded texels
@@ -258,10 +282,10 @@ impl Sampler {
         self.check_non_normalized(tex)?;
         let coord = Coord([0.0, 0.0, slice as f32, 0.0]);
         let element = Self::element(tex, &coord);
-        let plan = self.plan(tex, element);
+        let plan = self.plan(tex, element, false);
         Ok(CmpBatch {
             sampler: *self,
-            tex: tex.clone(),
+            tex: Some(tex.clone()),
             element,
             third: slice as f32,
             backend: Backend::best(),
@@ -269,7 +293,31 @@ impl Sampler {
         })
     }
 
-    fn plan(&self, tex: &Texture, element: u32) -> Plan {
+    /// A batch over `tex` whose key image starts empty and is filled region by region with
+    /// [`CmpBatch::refresh`] as the texels are written (a map drawn tile by tile). `None`
+    /// unless the kernels or a constant answer the lookups (never the reference path, which
+    /// would read the texture).
+    pub(crate) fn cmp_level_zero_batch_lazy(&self, tex: &Texture, slice: u32) -> Option<CmpBatch> {
+        self.check_kind("sample_c", true).ok()?;
+        self.check_compare_target("sample_c", tex).ok()?;
+        self.check_non_normalized(tex).ok()?;
+        let coord = Coord([0.0, 0.0, slice as f32, 0.0]);
+        let element = Self::element(tex, &coord);
+        let plan = self.plan(tex, element, true);
+        if matches!(plan, Plan::Reference) {
+            return None;
+        }
+        Some(CmpBatch {
+            sampler: *self,
+            tex: None,
+            element,
+            third: slice as f32,
+            backend: Backend::best(),
+            plan,
+        })
+    }
+
+    fn plan(&self, tex: &Texture, element: u32, lazy: bool) -> Plan {
         let func = self.desc.comparison_func;
         match func {
             ComparisonFunc::None | ComparisonFunc::Never => return Plan::Constant(0.0),
@@ -315,7 +363,7 @@ impl Sampler {
         let view = tex.view();
         let mip = view.most_detailed_mip + level;
         let slice = view.first_slice + element;
-        KernelPlan::build(self, tex, mip, slice, linear).map_or(Plan::Reference, Plan::Kernel)
+        KernelPlan::build(self, tex, mip, slice, linear, lazy).map_or(Plan::Reference, Plan::Kernel)
     }
 }
 
@@ -347,7 +395,7 @@ impl FuncMap {
 }
 
 /// The key transform of one format: texel key = `(code_key ^ xor) + add`.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 struct KeyMap {
     kind: RefKind,
     /// UNORM `2^n − 1` (0 for floats).
@@ -426,7 +474,16 @@ impl KernelPlan {
     }
 
     /// The key image of one level, padded by two texels per side (R28–R37 baked in).
-    fn build(sampler: &Sampler, tex: &Texture, mip: u32, slice: u32, linear: bool) -> Option<Self> {
+    ///
+    /// `lazy`: the image is left zeroed (untouched memory) and filled later by `refresh`.
+    fn build(
+        sampler: &Sampler,
+        tex: &Texture,
+        mip: u32,
+        slice: u32,
+        linear: bool,
+        lazy: bool,
+    ) -> Option<Self> {
         let format = tex.format();
         let map = FuncMap::new(sampler.desc.comparison_func);
         let keymap = KeyMap::new(format, map.reverse)?;
@@ -447,6 +504,31 @@ impl KernelPlan {
         let cols = pads(w, sampler.desc.address_u);
         let rows = pads(h, sampler.desc.address_v);
         let border = keymap.border_key(sampler.desc.border_color, format);
+        if lazy {
+            let pairs = (rows.len() - 1) * cols.len();
+            let keys = if keymap.kind == RefKind::Unorm && keymap.max <= u32::from(u16::MAX) {
+                Keys::U16(crate::zeroed::zeroed_vec(2 * pairs)?)
+            } else {
+                let v = crate::zeroed::zeroed_vec(2 * pairs)?;
+                advise_huge_pages(&v);
+                Keys::I32(v)
+            };
+            consts.prefetch = keys.bytes() > PREFETCH_BYTES;
+            let padding = Padding {
+                cols,
+                rows,
+                border,
+                keymap,
+                format,
+                width: w,
+                height: h,
+            };
+            return Some(KernelPlan {
+                consts,
+                keys,
+                padding: Some(Box::new(padding)),
+            });
+        }
         let data = tex.subresource(mip, slice);
         let bpt = format.bytes_per_texel();
         let row_keys = |row: Option<u32>| -> Vec<i32> {
@@ -486,7 +568,11 @@ impl KernelPlan {
             Keys::I32(v)
         };
         consts.prefetch = keys.bytes() > PREFETCH_BYTES;
-        Some(KernelPlan { consts, keys })
+        Some(KernelPlan {
+            consts,
+            keys,
+            padding: None,
+        })
     }
 
     /// R62/R108: the resource clamp removed every level; each lookup compares the reference with
@@ -502,7 +588,11 @@ impl KernelPlan {
         } else {
             Keys::I32(vec![zero; len])
         };
-        Some(KernelPlan { consts, keys })
+        Some(KernelPlan {
+            consts,
+            keys,
+            padding: None,
+        })
     }
 }
 
@@ -531,6 +621,52 @@ fn advise_huge_pages<T>(v: &Vec<T>) {
 fn advise_huge_pages<T>(_: &Vec<T>) {}
 
 impl CmpBatch {
+    /// Rewrites the keys that the level's texels `x0..=x1 × y0..=y1` own, from `level` (the
+    /// level's packed bytes, row-major): every padded position that repeats one of them, and
+    /// the border positions nearest to them. A lazy batch whose every region was refreshed
+    /// holds the key image an eager build makes. No effect on other batches.
+    pub(crate) fn refresh(&mut self, level: &[u8], [x0, y0, x1, y1]: [u32; 4]) {
+        let Plan::Kernel(plan) = &mut self.plan else {
+            return;
+        };
+        let Some(pad) = plan.padding.as_deref() else {
+            return;
+        };
+        let bpt = pad.format.bytes_per_texel();
+        let (w, h) = (pad.width, pad.height);
+        let xs: Vec<usize> = (0..pad.cols.len())
+            .filter(|&p| (x0..=x1).contains(&Padding::owner(&pad.cols, w, p)))
+            .collect();
+        let stride = pad.cols.len();
+        let pairs = pad.rows.len() - 1;
+        for q in 0..pad.rows.len() {
+            if !(y0..=y1).contains(&Padding::owner(&pad.rows, h, q)) {
+                continue;
+            }
+            for &p in &xs {
+                let key = match (pad.rows[q], pad.cols[p]) {
+                    (Some(y), Some(x)) => {
+                        let at = (y as usize * w as usize + x as usize) * bpt;
+                        pad.keymap
+                            .key(pad.format.raw_component(&level[at..at + bpt], 0))
+                    }
+                    _ => pad.border,
+                };
+                // Padded row q is the upper key of entry row q and the lower of entry row q − 1.
+                let mut put = |i: usize| match &mut plan.keys {
+                    Keys::U16(v) => v[i] = key as u16,
+                    Keys::I32(v) => v[i] = key,
+                };
+                if q < pairs {
+                    put(2 * (q * stride + p));
+                }
+                if q >= 1 {
+                    put(2 * ((q - 1) * stride + p) + 1);
+                }
+            }
+        }
+    }
+
     /// The same batch on another backend (tests and benches); refused when this CPU or build
     /// cannot run it.
     pub fn with_backend(mut self, backend: Backend) -> Result<Self, BatchError> {
@@ -641,7 +777,7 @@ impl CmpBatch {
                 for ((&[u, v], &r), o) in uv.iter().zip(refs).zip(out.iter_mut()) {
                     *o = self
                         .sampler
-                        .sample_cmp_level_zero(Some(&self.tex), [u, v, self.third], r, ())
+                        .sample_cmp_level_zero(self.tex.as_ref(), [u, v, self.third], r, ())
                         .unwrap_or_else(|e| unreachable!("validated by the batch: {e}"));
                 }
             }

@@ -1,0 +1,37 @@
+//! Draws the benches' 100,000-triangle level into a 2048² D32 sun map, frame after frame, and
+//! prints the time per frame: a steady load for profilers (`perf record`, `valgrind --tool=
+//! callgrind`) and a quick figure without criterion.
+//!
+//! ```sh
+//! cargo run --release -p penumbra_core --example raster_frames -- [frames] [threads]
+//! ```
+
+#[path = "../../benches/support/level.rs"]
+mod level;
+
+use std::time::Instant;
+
+use penumbra_core::Format;
+use penumbra_core::raster::{DepthTarget, Instance, RasterState, rasterize};
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let frames: u32 = args.next().and_then(|a| a.parse().ok()).unwrap_or(20);
+    let threads: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1);
+    let (ground, transforms) = level::level();
+    let cube = level::cube();
+    let mut instances = vec![Instance::new(&ground, glam::Mat4::IDENTITY)];
+    instances.extend(transforms.iter().map(|&t| Instance::new(&cube, t)));
+    let vp = level::sun_view_proj();
+    let state = RasterState::default();
+    let mut target = DepthTarget::new(2048, 2048, Format::D32Float).expect("valid target");
+    let mut stats = Default::default();
+    let start = Instant::now();
+    for _ in 0..frames {
+        target.clear(1.0);
+        stats = rasterize(&mut target, vp, &instances, &state, threads);
+    }
+    let ms = start.elapsed().as_secs_f64() * 1e3 / f64::from(frames.max(1));
+    println!("{stats:?}");
+    println!("{ms:.2} ms per frame ({threads} thread(s), {frames} frames)");
+}

@@ -1,0 +1,444 @@
+//! Bounding-volume hierarchies that let a single tile of a target be drawn from only the
+//! triangles that can reach it: one per mesh over its triangles (object space, built once per
+//! mesh and shared by every instance of it) and one per submission over its instances (world
+//! space, refitted in place when an instance moves).
+//!
+//! Culling is conservative: a node is skipped only when every point of its box lies outside
+//! one plane of the tile's frustum in clip space, by more than a slack that covers the f32
+//! rounding of the rasterizer's own vertex transform. The planes are homogeneous
+//! (`n · (x, y, z, w) ≥ 0`), so the test is right for points behind a perspective light too.
+
+use glam::{DVec4, Mat4, Vec3};
+
+use super::{Instance, Mesh, Placed};
+
+/// Items per leaf of a mesh's hierarchy (triangles).
+const MESH_LEAF: usize = 4;
+/// Items per leaf of an instance hierarchy.
+const INSTANCE_LEAF: usize = 2;
+/// Relative slack of a plane test: far above the few f32 roundings of `(VP·M)·p`.
+const RELATIVE_SLACK: f64 = 1e-5;
+
+/// A box that contains everything (an item whose bounds cannot be trusted, such as an instance
+/// with a projective transform, is never culled).
+const UNBOUNDED: ([f32; 3], [f32; 3]) = ([-f32::MAX; 3], [f32::MAX; 3]);
+
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    lo: [f32; 3],
+    hi: [f32; 3],
+    /// Leaf: first item in `order`; inner node: index of the first child (the second follows).
+    first: u32,
+    /// Items of a leaf; 0 for an inner node.
+    count: u32,
+}
+
+/// A bounding-volume hierarchy over item boxes, split at the median of the widest axis of the
+/// box centres.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Bvh {
+    nodes: Vec<Node>,
+    /// Item indices, leaf by leaf.
+    order: Vec<u32>,
+    /// Parent of each node (`u32::MAX` for the root), for refits.
+    parent: Vec<u32>,
+    /// The leaf of each item (`u32::MAX` for items left out), for refits.
+    leaf_of: Vec<u32>,
+}
+
+fn union(a: ([f32; 3], [f32; 3]), b: ([f32; 3], [f32; 3])) -> ([f32; 3], [f32; 3]) {
+    (
+        std::array::from_fn(|i| a.0[i].min(b.0[i])),
+        std::array::from_fn(|i| a.1[i].max(b.1[i])),
+    )
+}
+
+const EMPTY_BOX: ([f32; 3], [f32; 3]) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
+
+impl Bvh {
+    /// A hierarchy over `boxes` (`None`: the item is left out, it can never be drawn).
+    fn build(boxes: &[Option<([f32; 3], [f32; 3])>], leaf: usize) -> Bvh {
+        let mut items: Vec<u32> = (0..boxes.len() as u32)
+            .filter(|&i| boxes[i as usize].is_some())
+            .collect();
+        let mut bvh = Bvh {
+            nodes: Vec::with_capacity(2 * items.len() / leaf.max(1) + 1),
+            order: Vec::with_capacity(items.len()),
+            parent: Vec::new(),
+            leaf_of: vec![u32::MAX; boxes.len()],
+        };
+        if items.is_empty() {
+            return bvh;
+        }
+        let bx = |i: u32| boxes[i as usize].unwrap_or(UNBOUNDED);
+        // (node, range of `items`) still to split.
+        bvh.nodes.push(Node {
+            lo: [0.0; 3],
+            hi: [0.0; 3],
+            first: 0,
+            count: 0,
+        });
+        bvh.parent.push(u32::MAX);
+        let mut stack = vec![(0usize, 0usize, items.len())];
+        while let Some((node, start, end)) = stack.pop() {
+            let slice = &mut items[start..end];
+            let bounds = slice.iter().fold(EMPTY_BOX, |b, &i| union(b, bx(i)));
+            bvh.nodes[node].lo = bounds.0;
+            bvh.nodes[node].hi = bounds.1;
+            if slice.len() <= leaf {
+                bvh.nodes[node].first = bvh.order.len() as u32;
+                bvh.nodes[node].count = slice.len() as u32;
+                for &i in slice.iter() {
+                    bvh.leaf_of[i as usize] = node as u32;
+                }
+                bvh.order.extend_from_slice(slice);
+                continue;
+            }
+            // Median split on the widest axis of the centres (centres of unbounded boxes
+            // are 0, which keeps them finite).
+            let centre = |i: u32, a: usize| {
+                let (lo, hi) = bx(i);
+                0.5 * lo[a] + 0.5 * hi[a]
+            };
+            let (mut clo, mut chi) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
+            for &i in slice.iter() {
+                for a in 0..3 {
+                    let c = centre(i, a);
+                    clo[a] = clo[a].min(c);
+                    chi[a] = chi[a].max(c);
+                }
+            }
+            let axis = (0..3)
+                .max_by(|&a, &b| (chi[a] - clo[a]).total_cmp(&(chi[b] - clo[b])))
+                .unwrap_or(0);
+            let mid = slice.len() / 2;
+            slice.select_nth_unstable_by(mid, |&a, &b| centre(a, axis).total_cmp(&centre(b, axis)));
+            let left = bvh.nodes.len();
+            for _ in 0..2 {
+                bvh.nodes.push(Node {
+                    lo: [0.0; 3],
+                    hi: [0.0; 3],
+                    first: 0,
+                    count: 0,
+                });
+                bvh.parent.push(node as u32);
+            }
+            bvh.nodes[node].first = left as u32;
+            stack.push((left, start, start + mid));
+            stack.push((left + 1, start + mid, end));
+        }
+        bvh
+    }
+
+    /// Calls `f` with every item whose box is not wholly outside one of `planes`.
+    fn visit(&self, planes: &[Plane], mut f: impl FnMut(u32)) {
+        if self.nodes.is_empty() {
+            return;
+        }
+        let mut stack = [0u32; 64];
+        let mut top = 1;
+        while top > 0 {
+            top -= 1;
+            let node = &self.nodes[stack[top] as usize];
+            if planes.iter().any(|p| p.excludes(node.lo, node.hi)) {
+                continue;
+            }
+            if node.count > 0 {
+                let items = &self.order[node.first as usize..][..node.count as usize];
+                for &i in items {
+                    f(i);
+                }
+            } else if top + 2 <= stack.len() {
+                stack[top] = node.first;
+                stack[top + 1] = node.first + 1;
+                top += 2;
+            } else {
+                // Deeper than any median-split tree of u32 items gets; visit it all.
+                self.visit_all(node.first, &mut f);
+                self.visit_all(node.first + 1, &mut f);
+            }
+        }
+    }
+
+    fn visit_all(&self, node: u32, f: &mut impl FnMut(u32)) {
+        let n = &self.nodes[node as usize];
+        if n.count > 0 {
+            for &i in &self.order[n.first as usize..][..n.count as usize] {
+                f(i);
+            }
+        } else {
+            self.visit_all(n.first, f);
+            self.visit_all(n.first + 1, f);
+        }
+    }
+
+    /// The bounds of everything (`None` when empty).
+    fn root(&self) -> Option<([f32; 3], [f32; 3])> {
+        self.nodes.first().map(|n| (n.lo, n.hi))
+    }
+
+    /// Recomputes the boxes from the leaf of `item` up to the root after its box changed.
+    /// Returns false when the item was left out at build time (the hierarchy must be rebuilt).
+    fn refit(&mut self, item: usize, boxes: &[Option<([f32; 3], [f32; 3])>]) -> bool {
+        let Some(&leaf) = self.leaf_of.get(item) else {
+            return false;
+        };
+        if leaf == u32::MAX {
+            return false;
+        }
+        let mut node = leaf as usize;
+        loop {
+            let n = self.nodes[node];
+            let b = if n.count > 0 {
+                self.order[n.first as usize..][..n.count as usize]
+                    .iter()
+                    .fold(EMPTY_BOX, |b, &i| {
+                        // An item that has nothing drawable any more adds nothing.
+                        union(b, boxes[i as usize].unwrap_or(EMPTY_BOX))
+                    })
+            } else {
+                let (l, r) = (
+                    self.nodes[n.first as usize],
+                    self.nodes[n.first as usize + 1],
+                );
+                union((l.lo, l.hi), (r.lo, r.hi))
+            };
+            self.nodes[node].lo = b.0;
+            self.nodes[node].hi = b.1;
+            let up = self.parent[node];
+            if up == u32::MAX {
+                return true;
+            }
+            node = up as usize;
+        }
+    }
+}
+
+/// A homogeneous plane `n · p ≥ 0` with the slack of its test.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Plane {
+    n: DVec4,
+    /// `|n|` through the same transform, for the rounding slack.
+    abs: DVec4,
+}
+
+impl Plane {
+    /// A plane of clip space.
+    pub(crate) fn clip(n: DVec4) -> Plane {
+        Plane { n, abs: n.abs() }
+    }
+
+    /// This clip-space plane pulled back through `m` (clip = m · p): `mᵀ · n`.
+    pub(crate) fn through(&self, m: &Mat4) -> Plane {
+        let cols = m.to_cols_array_2d();
+        let (mut n, mut abs) = ([0.0f64; 4], [0.0f64; 4]);
+        for (j, col) in cols.iter().enumerate() {
+            for (i, &e) in col.iter().enumerate() {
+                let e = f64::from(e);
+                n[j] += self.n[i] * e;
+                abs[j] += self.abs[i] * e.abs();
+            }
+        }
+        Plane {
+            n: DVec4::from_array(n),
+            abs: DVec4::from_array(abs),
+        }
+    }
+
+    /// True when every point of the box is outside the plane by more than the slack.
+    #[inline]
+    fn excludes(&self, lo: [f32; 3], hi: [f32; 3]) -> bool {
+        let mut value = self.n.w;
+        let mut size = self.abs.w;
+        for a in 0..3 {
+            let (l, h) = (f64::from(lo[a]), f64::from(hi[a]));
+            value += self.n[a] * if self.n[a] >= 0.0 { h } else { l };
+            size += self.abs[a] * l.abs().max(h.abs());
+        }
+        // NaN (from a degenerate box or plane) never excludes.
+        value < -RELATIVE_SLACK * size
+    }
+}
+
+/// A mesh's hierarchy over its triangles (those with three finite vertices: no other can be
+/// drawn), in object space.
+#[derive(Debug, Default)]
+pub(crate) struct MeshIndex {
+    bvh: Bvh,
+}
+
+impl MeshIndex {
+    pub(crate) fn new(mesh: &Mesh) -> MeshIndex {
+        crate::zone!("penumbra::raster::MeshIndex::new");
+        let p = mesh.positions();
+        let boxes: Vec<Option<([f32; 3], [f32; 3])>> = mesh
+            .indices()
+            .chunks_exact(3)
+            .map(|t| {
+                let v = [p[t[0] as usize], p[t[1] as usize], p[t[2] as usize]];
+                v.iter().all(|v| v.is_finite()).then(|| {
+                    let lo = v[0].min(v[1]).min(v[2]);
+                    let hi = v[0].max(v[1]).max(v[2]);
+                    (lo.to_array(), hi.to_array())
+                })
+            })
+            .collect();
+        MeshIndex {
+            bvh: Bvh::build(&boxes, MESH_LEAF),
+        }
+    }
+
+    /// Calls `f` with every triangle that may meet the region inside `planes`.
+    pub(crate) fn visit(&self, planes: &[Plane], f: impl FnMut(u32)) {
+        self.bvh.visit(planes, f);
+    }
+
+    /// The bounds of the drawable triangles.
+    fn bounds(&self) -> Option<([f32; 3], [f32; 3])> {
+        self.bvh.root()
+    }
+}
+
+/// A world-space hierarchy over the instances of a submission, for drawing it tile by tile
+/// with [`rasterize_tiles`](super::rasterize_tiles).
+///
+/// Built once for a list of instances and kept while they move: [`InstanceIndex::update`]
+/// refits the boxes above one instance whose transform or mesh changed (the tree's shape stays,
+/// so after many large moves a rebuild culls better). The index refers to instances by
+/// position: it must be used with the same list (same length and order) it was built or
+/// updated for.
+#[derive(Clone, Debug, Default)]
+pub struct InstanceIndex {
+    bvh: Bvh,
+    boxes: Vec<Option<([f32; 3], [f32; 3])>>,
+}
+
+/// The world box of an instance: its mesh's drawable bounds through its transform, padded for
+/// rounding; unbounded for a projective transform, `None` for nothing drawable.
+fn instance_box(instance: &impl Placed) -> Option<([f32; 3], [f32; 3])> {
+    let (lo, hi) = instance.mesh().index().bounds()?;
+    let m = instance.transform();
+    if m.row(3) != glam::Vec4::W || !m.is_finite() {
+        return Some(UNBOUNDED);
+    }
+    let (mut wlo, mut whi) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
+    for k in 0..8 {
+        let c = Vec3::new(
+            if k & 1 == 0 { lo[0] } else { hi[0] },
+            if k & 2 == 0 { lo[1] } else { hi[1] },
+            if k & 4 == 0 { lo[2] } else { hi[2] },
+        );
+        let w = m.transform_point3(c);
+        wlo = wlo.min(w);
+        whi = whi.max(w);
+    }
+    if !(wlo.is_finite() && whi.is_finite()) {
+        return Some(UNBOUNDED);
+    }
+    let pad = (wlo.abs().max(whi.abs()).max_element() * 1e-5).max(1e-6);
+    Some(((wlo - pad).to_array(), (whi + pad).to_array()))
+}
+
+impl InstanceIndex {
+    /// The index of `instances`.
+    #[must_use]
+    pub fn new(instances: &[Instance<'_>]) -> InstanceIndex {
+        InstanceIndex::of(instances)
+    }
+
+    /// The index of any placed things.
+    pub(crate) fn of(instances: &[impl Placed]) -> InstanceIndex {
+        crate::zone!("penumbra::raster::InstanceIndex::new");
+        let boxes: Vec<_> = instances.iter().map(instance_box).collect();
+        InstanceIndex {
+            bvh: Bvh::build(&boxes, INSTANCE_LEAF),
+            boxes,
+        }
+    }
+
+    /// Number of instances indexed.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.boxes.len()
+    }
+
+    /// True when no instance is indexed.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.boxes.is_empty()
+    }
+
+    /// After instance `i` of the list changed (its transform or mesh), refits the index to it;
+    /// rebuilds the whole index when `i` had nothing drawable before. `instances` is the list
+    /// after the change.
+    ///
+    /// # Panics
+    /// If `instances` does not have the indexed length or `i` is not an index of it.
+    pub fn update(&mut self, i: usize, instances: &[Instance<'_>]) {
+        self.update_of(i, instances);
+    }
+
+    /// [`InstanceIndex::update`] for any placed things.
+    pub(crate) fn update_of(&mut self, i: usize, instances: &[impl Placed]) {
+        assert_eq!(
+            instances.len(),
+            self.boxes.len(),
+            "an InstanceIndex is updated with the list it indexes"
+        );
+        let b = instance_box(&instances[i]);
+        let was = self.boxes[i].is_some();
+        self.boxes[i] = b;
+        if b.is_some() && !(was && self.bvh.refit(i, &self.boxes)) {
+            self.bvh = Bvh::build(&self.boxes, INSTANCE_LEAF);
+        } else if b.is_none() && was {
+            // Its leaf keeps the item, which now adds nothing to the boxes above it.
+            self.bvh.refit(i, &self.boxes);
+        }
+    }
+
+    /// Calls `f` with every instance whose box is not wholly outside one of `planes` (world
+    /// space).
+    pub(crate) fn visit(&self, planes: &[Plane], f: impl FnMut(u32)) {
+        self.bvh.visit(planes, f);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refit_follows_a_moved_item_and_the_tree_keeps_every_item() {
+        let boxes: Vec<_> = (0..100)
+            .map(|i| {
+                let x = i as f32;
+                Some(([x, 0.0, 0.0], [x + 0.5, 1.0, 1.0]))
+            })
+            .collect();
+        let mut bvh = Bvh::build(&boxes, 2);
+        let everything = Plane::clip(DVec4::new(0.0, 0.0, 0.0, 1.0));
+        let mut seen = Vec::new();
+        bvh.visit(&[everything], |i| seen.push(i));
+        seen.sort_unstable();
+        assert_eq!(seen, (0..100).collect::<Vec<_>>());
+        // x ≥ 1000 holds nothing, until item 7 moves there.
+        let far = Plane::clip(DVec4::new(1.0, 0.0, 0.0, -1000.0));
+        let mut hits = Vec::new();
+        bvh.visit(&[far], |i| hits.push(i));
+        assert!(hits.is_empty());
+        let mut moved = boxes.clone();
+        moved[7] = Some(([2000.0, 0.0, 0.0], [2001.0, 1.0, 1.0]));
+        assert!(bvh.refit(7, &moved));
+        bvh.visit(&[far], |i| hits.push(i));
+        assert!(hits.contains(&7), "{hits:?}");
+    }
+
+    #[test]
+    fn nan_planes_and_unbounded_boxes_never_exclude() {
+        let p = Plane::clip(DVec4::new(f64::NAN, 0.0, 0.0, -1.0));
+        assert!(!p.excludes([0.0; 3], [1.0; 3]));
+        let q = Plane::clip(DVec4::new(1.0, 0.0, 0.0, -1.0));
+        assert!(!q.excludes(UNBOUNDED.0, UNBOUNDED.1));
+        assert!(q.excludes([0.0; 3], [0.5; 3]));
+    }
+}

@@ -1,0 +1,258 @@
+//! Drawing single tiles of a target from only the triangles that can reach them.
+//!
+//! [`TileDrawer`] holds what one view of a submission needs (the per-instance matrices, the
+//! set-up context, the tile grid); [`TileDrawer::draw`] finds a tile's triangles through the
+//! [`InstanceIndex`] and each mesh's own hierarchy, sets them up exactly as [`rasterize`]
+//! does (the same vertex transform `(view_proj · transform) · p`, the same clipping, snapping
+//! and depth plane) and draws them into the tile with the same per-tile arithmetic. The depth
+//! test with writes keeps the nearest value whatever the order triangles come in, so a tile
+//! drawn here holds, bit for bit, what a full [`rasterize`] of the same submission writes there.
+//!
+//! [`rasterize`]: super::rasterize
+
+use glam::{DVec4, Mat4};
+
+use super::index::{InstanceIndex, Plane};
+use super::setup::{self, Tri};
+use super::target::{Storage, TILE_PIXELS, TILE_SIZE};
+use super::tile::{self, Grid, TileBuf};
+use super::{DepthFunc, DepthTarget, Instance, Placed, RasterState, RasterStats};
+use crate::format::Format;
+
+/// Pixels of margin round a tile when its triangles are looked up: covers snapping (1/512
+/// pixel) and the rounding of the viewport transform with room to spare.
+const MARGIN: f64 = 2.0;
+
+/// Reusable buffers of [`TileDrawer::draw`].
+#[derive(Debug, Default)]
+pub(crate) struct TileScratch {
+    tris: Vec<Tri>,
+}
+
+/// One view of one submission, ready to draw tile by tile.
+pub(crate) struct TileDrawer<'a, P> {
+    instances: &'a [P],
+    index: &'a InstanceIndex,
+    view_proj: Mat4,
+    ctx: setup::Context,
+    grid: Grid,
+    greater: bool,
+    depth_clip: bool,
+}
+
+/// What drawing one tile did.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TileStats {
+    /// Triangles looked at (candidates from the hierarchies).
+    pub candidates: u64,
+    /// Set-up pieces drawn into the tile.
+    pub pieces: u64,
+    /// Pixels written.
+    pub written: u64,
+}
+
+impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
+    /// Nothing is computed per instance here: a tile pays only for the instances it meets.
+    ///
+    /// # Panics
+    /// If `index` does not index `instances` (a different length).
+    pub(crate) fn new(
+        width: u32,
+        height: u32,
+        format: Format,
+        view_proj: Mat4,
+        instances: &'a [P],
+        index: &'a InstanceIndex,
+        state: &RasterState,
+    ) -> TileDrawer<'a, P> {
+        assert_eq!(
+            index.len(),
+            instances.len(),
+            "the InstanceIndex must index the instances drawn"
+        );
+        TileDrawer {
+            instances,
+            index,
+            view_proj,
+            ctx: setup::Context::new(width, height, format, state),
+            grid: Grid {
+                tiles_x: width.div_ceil(TILE_SIZE),
+                tiles_y: height.div_ceil(TILE_SIZE),
+                width,
+                height,
+            },
+            greater: state.depth_func == DepthFunc::Greater,
+            depth_clip: state.depth_clip,
+        }
+    }
+
+    /// Tiles per row and per column.
+    pub(crate) fn tile_grid(&self) -> (u32, u32) {
+        (self.grid.tiles_x, self.grid.tiles_y)
+    }
+
+    /// The clip-space planes round tile `t` (with [`MARGIN`]), and in front of the camera.
+    fn planes(&self, t: usize) -> ([Plane; 7], usize) {
+        let [x0, y0, x1, y1] = self.grid.rect(t);
+        let (w, h) = (f64::from(self.grid.width), f64::from(self.grid.height));
+        // Screen x = (ndc + 1)·W/2, screen y = (1 − ndc)·H/2; centres at +0.5.
+        let left = 2.0 * (f64::from(x0) + 0.5 - MARGIN) / w - 1.0;
+        let right = 2.0 * (f64::from(x1) + 0.5 + MARGIN) / w - 1.0;
+        let top = 1.0 - 2.0 * (f64::from(y0) + 0.5 - MARGIN) / h;
+        let bottom = 1.0 - 2.0 * (f64::from(y1) + 0.5 + MARGIN) / h;
+        let mut planes = [Plane::clip(DVec4::ZERO); 7];
+        planes[0] = Plane::clip(DVec4::new(1.0, 0.0, 0.0, -left));
+        planes[1] = Plane::clip(DVec4::new(-1.0, 0.0, 0.0, right));
+        planes[2] = Plane::clip(DVec4::new(0.0, 1.0, 0.0, -bottom));
+        planes[3] = Plane::clip(DVec4::new(0.0, -1.0, 0.0, top));
+        planes[4] = Plane::clip(DVec4::new(0.0, 0.0, 0.0, 1.0));
+        let mut n = 5;
+        if self.depth_clip {
+            planes[5] = Plane::clip(DVec4::new(0.0, 0.0, 1.0, 0.0));
+            planes[6] = Plane::clip(DVec4::new(0.0, 0.0, -1.0, 1.0));
+            n = 7;
+        }
+        (planes, n)
+    }
+
+    /// Draws tile `t`'s triangles into `buf` (the tile's `TILE_PIXELS` values, row-major)
+    /// with the depth test, over what `buf` holds.
+    pub(crate) fn draw(&self, t: usize, buf: TileBuf<'_>, scratch: &mut TileScratch) -> TileStats {
+        crate::zone!("penumbra::raster::draw tile");
+        let (clip_planes, n) = self.planes(t);
+        let clip_planes = &clip_planes[..n];
+        let world: Vec<Plane> = clip_planes
+            .iter()
+            .map(|p| p.through(&self.view_proj))
+            .collect();
+        scratch.tris.clear();
+        let mut stats = TileStats::default();
+        self.index.visit(&world, |i| {
+            let inst = &self.instances[i as usize];
+            // The product `rasterize` makes per instance, so vertices land on the same bits.
+            let m = &(self.view_proj * inst.transform());
+            let object: [Plane; 7] = std::array::from_fn(|k| clip_planes[k.min(n - 1)].through(m));
+            let mesh = inst.mesh();
+            let (positions, indices, cull) = (mesh.positions(), mesh.indices(), inst.cull());
+            mesh.index().visit(&object[..n], |tri| {
+                stats.candidates += 1;
+                let idx: [u32; 3] = std::array::from_fn(|k| indices[3 * tri as usize + k]);
+                let v = idx.map(|k| self.ctx.vertex(*m * positions[k as usize].extend(1.0)));
+                self.ctx
+                    .triangle([&v[0], &v[1], &v[2]], cull, &mut scratch.tris);
+            });
+        });
+        stats.pieces = scratch.tris.len() as u64;
+        stats.written = tile::draw_tris(buf, self.grid.rect(t), &scratch.tris, self.greater);
+        stats
+    }
+}
+
+/// Draws the tiles `tiles` (column, row) of `target` from `instances` through `view_proj`,
+/// finding each tile's triangles through `index` (built for `instances`): each tile drawn
+/// holds exactly the bits a full [`rasterize`](super::rasterize) of the same submission writes
+/// into it, and no other tile is touched. Like `rasterize` it draws over what the target holds
+/// (clear the tiles first to start afresh). Tiles outside the grid are ignored; up to
+/// `threads` threads draw tiles side by side.
+///
+/// The cost grows with the tiles asked and the triangles that reach them, not with the size
+/// of the submission or of the target. In the stats, `triangles_drawn` counts set-up pieces
+/// per tile (a triangle drawn into three tiles counts three times).
+///
+/// # Panics
+/// If `index` does not index `instances` (a different length).
+///
+/// ```
+/// use glam::camera::lh;
+/// use glam::{Mat4, Vec3};
+/// use penumbra_core::Format;
+/// use penumbra_core::raster::{
+///     DepthTarget, Instance, InstanceIndex, Mesh, RasterState, rasterize, rasterize_tiles,
+/// };
+///
+/// let cube = Mesh::cuboid(Vec3::splat(-1.0), Vec3::splat(1.0));
+/// let instances = [Instance::new(&cube, Mat4::IDENTITY)];
+/// let view = lh::view::look_at_mat4(Vec3::new(0.0, 0.0, -5.0), Vec3::ZERO, Vec3::Y);
+/// let vp = lh::proj::directx::perspective(1.0, 1.0, 1.0, 10.0) * view;
+/// let state = RasterState::default();
+/// let mut full = DepthTarget::new(256, 256, Format::D32Float).unwrap();
+/// rasterize(&mut full, vp, &instances, &state, 1);
+///
+/// let index = InstanceIndex::new(&instances);
+/// let mut tiled = DepthTarget::new(256, 256, Format::D32Float).unwrap();
+/// rasterize_tiles(&mut tiled, vp, &instances, &index, &state, &[(1, 1), (2, 2)], 1);
+/// assert_eq!(tiled.raw(100, 100), full.raw(100, 100)); // in tile (1, 1)
+/// assert_eq!(tiled.raw(140, 100), 1.0f32.to_bits()); // tile (2, 1) was not drawn
+/// ```
+pub fn rasterize_tiles(
+    target: &mut DepthTarget,
+    view_proj: Mat4,
+    instances: &[Instance<'_>],
+    index: &InstanceIndex,
+    state: &RasterState,
+    tiles: &[(u32, u32)],
+    threads: usize,
+) -> RasterStats {
+    crate::zone!("penumbra::raster::rasterize_tiles");
+    let drawer = TileDrawer::new(
+        target.width(),
+        target.height(),
+        target.format(),
+        view_proj,
+        instances,
+        index,
+        state,
+    );
+    let (tx, ty) = drawer.tile_grid();
+    let mut wanted = vec![false; tx as usize * ty as usize];
+    for &(x, y) in tiles {
+        if x < tx && y < ty {
+            wanted[(y * tx + x) as usize] = true;
+        }
+    }
+    let draw = |t: usize, buf: TileBuf<'_>| {
+        let mut scratch = TileScratch::default();
+        drawer.draw(t, buf, &mut scratch)
+    };
+    let sum = |stats: TileStats| (stats.pieces, stats.written);
+    let (pieces, written) = match target.storage_mut() {
+        Storage::F32(values) => {
+            let jobs = values
+                .chunks_mut(TILE_PIXELS)
+                .enumerate()
+                .filter(|(t, _)| wanted[*t]);
+            run(jobs, threads, |(t, b)| sum(draw(t, TileBuf::F32(b))))
+        }
+        Storage::U16(codes) => {
+            let jobs = codes
+                .chunks_mut(TILE_PIXELS)
+                .enumerate()
+                .filter(|(t, _)| wanted[*t]);
+            run(jobs, threads, |(t, b)| sum(draw(t, TileBuf::U16(b))))
+        }
+    };
+    RasterStats {
+        triangles_in: instances
+            .iter()
+            .map(|i| i.mesh.triangle_count() as u64)
+            .sum(),
+        triangles_drawn: pieces,
+        pixels_written: written,
+    }
+}
+
+/// Runs the tile jobs on up to `threads` threads; sums (pieces, pixels).
+fn run<I, F>(jobs: I, threads: usize, work: F) -> (u64, u64)
+where
+    I: Iterator + Send,
+    I::Item: Send,
+    F: Fn(I::Item) -> (u64, u64) + Sync,
+{
+    let pieces = std::sync::atomic::AtomicU64::new(0);
+    let written = super::run_parallel(jobs, threads.max(1), |job| {
+        let (p, w) = work(job);
+        pieces.fetch_add(p, std::sync::atomic::Ordering::Relaxed);
+        w
+    });
+    (pieces.into_inner(), written)
+}

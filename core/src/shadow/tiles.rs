@@ -1,0 +1,642 @@
+//! Shadow maps drawn tile by tile, as queries need them, and redrawn only where something
+//! moved.
+//!
+//! A tiled map starts with no texel drawn. A query first works out which [`TILE_SIZE`]² tiles
+//! its taps read (each tap's 2×2 footprint with a texel of slack, through the sampler's address
+//! mode; for a cube map, across face edges too), draws the missing ones — rasterizing only the
+//! triangles that reach each tile ([`crate::raster`]'s tile drawer over the lighting's
+//! [`InstanceIndex`]) and writing the tile's texels and its part of the batched path's key
+//! image — and then samples as a fully drawn map would. Each drawn tile holds the bits a full
+//! render gives it, so every answer is the answer of the full map.
+//!
+//! When an occluder changes, [`Tiled::invalidate`] forgets the tiles that its old and new
+//! bounds cover in each slice (a light-space rectangle with a margin; a whole slice when the
+//! bounds reach behind a perspective light); the next query that needs them draws them again
+//! from the changed scene.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, RwLockReadGuard};
+use std::time::Instant;
+
+use glam::{Mat4, Vec3};
+
+use super::{Aabb, Occluder};
+use crate::desc::AddressMode;
+use crate::format::{self, Format};
+use crate::raster::{
+    CullMode, InstanceIndex, Mesh, Placed, RasterState, TILE_SIZE, TileBuf, TileDrawer, TileScratch,
+};
+use crate::sample::Sampler;
+use crate::sample::batch::CmpBatch;
+use crate::texture::{Dimension, Texture, TextureDesc};
+
+impl Placed for Occluder {
+    fn mesh(&self) -> &Mesh {
+        &self.mesh
+    }
+    fn transform(&self) -> Mat4 {
+        self.transform
+    }
+    fn cull(&self) -> Option<CullMode> {
+        self.cull
+    }
+}
+
+/// The occluders of a lighting in handle order, with the world-space index tiles are drawn
+/// through. Kept by the lighting and updated in place as occluders move.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SceneIndex {
+    pub(crate) occluders: Vec<Occluder>,
+    pub(crate) index: InstanceIndex,
+}
+
+impl SceneIndex {
+    pub(crate) fn new(occluders: Vec<Occluder>) -> SceneIndex {
+        let index = InstanceIndex::of(&occluders);
+        SceneIndex { occluders, index }
+    }
+
+    /// Replaces occluder `i` and refits the index to it.
+    pub(crate) fn replace(&mut self, i: usize, occluder: Occluder) {
+        self.occluders[i] = occluder;
+        self.index.update_of(i, &self.occluders);
+    }
+}
+
+/// Counts of tile work, shared by every tiled map of a lighting.
+#[derive(Debug, Default)]
+pub(crate) struct TileCounters {
+    pub(crate) rendered: AtomicU64,
+    pub(crate) invalidated: AtomicU64,
+    pub(crate) render_ns: AtomicU64,
+    pub(crate) layout_ns: AtomicU64,
+}
+
+/// Tile work of a [`Lighting`](super::Lighting) since it was made (see
+/// [`Lighting::tile_stats`](super::Lighting::tile_stats)); subtract two readings for a frame's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TileStats {
+    /// Tiles drawn (a tile drawn again after an invalidation counts again).
+    pub tiles_rendered: u64,
+    /// Drawn tiles forgotten because an occluder change covered them.
+    pub tiles_invalidated: u64,
+    /// Time spent rasterizing tiles (all threads).
+    pub render: std::time::Duration,
+    /// Time spent writing drawn tiles into the maps' texels and key images.
+    pub layout: std::time::Duration,
+}
+
+impl TileCounters {
+    pub(crate) fn stats(&self) -> TileStats {
+        TileStats {
+            tiles_rendered: self.rendered.load(Ordering::Relaxed),
+            tiles_invalidated: self.invalidated.load(Ordering::Relaxed),
+            render: std::time::Duration::from_nanos(self.render_ns.load(Ordering::Relaxed)),
+            layout: std::time::Duration::from_nanos(self.layout_ns.load(Ordering::Relaxed)),
+        }
+    }
+}
+
+/// What a tiled map's queries read, behind its lock.
+#[derive(Debug)]
+pub(crate) struct Resident {
+    /// Every slice's texels (zero where no tile is drawn yet).
+    pub(crate) texture: Texture,
+    /// The batched path of each slice (each face of a cube), its key image filled tile by tile.
+    pub(crate) batches: Vec<Option<CmpBatch>>,
+    /// Drawn tiles, a bit per tile, slice after slice.
+    ready: Vec<u64>,
+}
+
+impl Resident {
+    fn ready(&self, t: usize) -> bool {
+        self.ready[t / 64] >> (t % 64) & 1 != 0
+    }
+}
+
+/// The tiles a query needs, a bit per tile of every slice.
+#[derive(Clone, Debug)]
+pub(crate) struct Needs {
+    bits: Vec<u64>,
+}
+
+impl Needs {
+    fn set(&mut self, t: usize) {
+        self.bits[t / 64] |= 1 << (t % 64);
+    }
+
+    fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.bits.iter().enumerate().flat_map(|(w, &bits)| {
+            let mut b = bits;
+            std::iter::from_fn(move || {
+                (b != 0).then(|| {
+                    let i = b.trailing_zeros() as usize;
+                    b &= b - 1;
+                    w * 64 + i
+                })
+            })
+        })
+    }
+}
+
+thread_local! {
+    /// Set when a tile this thread needed was left undrawn because the deadline had passed.
+    static SKIPPED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a tile this thread needed was left undrawn by the deadline since the last call
+/// (and clears the flag): the answers computed meanwhile are not the map's.
+pub(crate) fn take_skipped() -> bool {
+    SKIPPED.with(|s| s.replace(false))
+}
+
+/// A shadow map's texels, drawn tile by tile on demand.
+#[derive(Debug)]
+pub(crate) struct Tiled {
+    scene: Arc<SceneIndex>,
+    state: RasterState,
+    format: Format,
+    resolution: u32,
+    /// The depth the map is cleared to, as the target's clear stores it.
+    clear: f32,
+    view_proj: Vec<Mat4>,
+    /// Tiles along each edge of a slice.
+    tiles: u32,
+    /// The sampler wraps u, v (else clamps or reads the border: either way the nearest texel's
+    /// tile holds what a tap past the edge reads).
+    wrap: [bool; 2],
+    threads: usize,
+    /// The lighting's counts (shared by its maps) and this map's own.
+    counters: Arc<TileCounters>,
+    own: TileCounters,
+    resident: RwLock<Resident>,
+    /// The whole map, once something asked for the texture itself.
+    snapshot: OnceLock<Texture>,
+    /// What the first such call that the deadline stopped returned.
+    partial: OnceLock<Texture>,
+}
+
+/// `linear_fixed(v) >> 8` give or take one: the first texel of a bilinear tap, as a bound.
+fn first_texel(v: f32) -> i64 {
+    let v = f64::from(v).clamp(-1e12, 1e12);
+    v.floor() as i64
+}
+
+impl Tiled {
+    /// A tiled map of `slices` slices (6 for a cube), or `None` when its sampler would take the
+    /// reference path (address modes other than CLAMP, BORDER and WRAP, or formats the kernels
+    /// do not take): such maps are drawn whole.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        sampler: &Sampler,
+        dimension: Dimension,
+        format: Format,
+        resolution: u32,
+        view_proj: Vec<Mat4>,
+        state: RasterState,
+        clear: f32,
+        scene: Arc<SceneIndex>,
+        counters: Arc<TileCounters>,
+        threads: usize,
+    ) -> Option<Tiled> {
+        let desc = sampler.desc();
+        let wrap = [desc.address_u, desc.address_v].map(|m| m == AddressMode::Wrap);
+        let tileable = |m| {
+            matches!(
+                m,
+                AddressMode::Clamp | AddressMode::Border | AddressMode::Wrap
+            )
+        };
+        if !(tileable(desc.address_u) && tileable(desc.address_v)) {
+            return None;
+        }
+        let slices = view_proj.len() as u32;
+        let texture = Texture::zeroed_lazy(TextureDesc::new(
+            dimension,
+            format,
+            [resolution, resolution, 1],
+            slices,
+        ))
+        .ok()?;
+        let cube = dimension == Dimension::TextureCube;
+        let batches = if cube {
+            // Each face's batch is planned on an untouched 2D texture of the face's size: a lazy
+            // batch reads no texel, only the size and format.
+            let face_desc = TextureDesc::new_2d(format, resolution, resolution);
+            let stand_in = Texture::zeroed_lazy(face_desc).ok()?;
+            (0..6)
+                .map(|_| sampler.cmp_level_zero_batch_lazy(&stand_in, 0))
+                .collect::<Vec<_>>()
+        } else {
+            (0..slices)
+                .map(|s| sampler.cmp_level_zero_batch_lazy(&texture, s))
+                .collect()
+        };
+        if batches.iter().any(Option::is_none) {
+            return None;
+        }
+        let tiles = resolution.div_ceil(TILE_SIZE);
+        let per_slice = (tiles * tiles) as usize;
+        let clear = {
+            let mut target = crate::raster::DepthTarget::new(1, 1, format).ok()?;
+            target.clear(clear);
+            target.depth(0, 0)
+        };
+        Some(Tiled {
+            scene,
+            state,
+            format,
+            resolution,
+            clear,
+            view_proj,
+            tiles,
+            wrap,
+            threads: threads.max(1),
+            counters,
+            own: TileCounters::default(),
+            resident: RwLock::new(Resident {
+                texture,
+                batches,
+                ready: vec![0; (per_slice * slices as usize).div_ceil(64)],
+            }),
+            snapshot: OnceLock::new(),
+            partial: OnceLock::new(),
+        })
+    }
+
+    fn per_slice(&self) -> usize {
+        (self.tiles * self.tiles) as usize
+    }
+
+    /// An empty set of needs for this map.
+    pub(crate) fn needs(&self) -> Needs {
+        Needs {
+            bits: vec![0; (self.per_slice() * self.view_proj.len()).div_ceil(64)],
+        }
+    }
+
+    /// The tiles (at most four, maybe repeated) of one axis that hold texels `lo..=hi`
+    /// through the address mode: wrapped, or clamped to the edge (a tap past a clamped or
+    /// bordered edge reads the edge texel or the border, both written with the edge's tile).
+    fn axis_tiles(&self, lo: i64, hi: i64, wrap: bool) -> ([u32; 4], usize) {
+        let n = i64::from(self.resolution);
+        let mut out = [0u32; 4];
+        let mut len = 0;
+        for x in lo..=hi.min(lo + 3) {
+            let x = if wrap {
+                x.rem_euclid(n)
+            } else {
+                x.clamp(0, n - 1)
+            };
+            let tile = (x / i64::from(TILE_SIZE)) as u32;
+            if len == 0 || out[len - 1] != tile {
+                out[len] = tile;
+                len += 1;
+            }
+        }
+        (out, len)
+    }
+
+    /// Marks the tiles a bilinear tap at (u, v) of `slice` reads, with a texel to spare.
+    #[inline]
+    pub(crate) fn need_2d(&self, needs: &mut Needs, slice: usize, [u, v]: [f32; 2]) {
+        if slice >= self.view_proj.len() {
+            return;
+        }
+        if !(u.is_finite() && v.is_finite()) {
+            self.need_slice(needs, slice);
+            return;
+        }
+        let n = self.resolution as f32;
+        let reduce = |c: f32, wrap: bool| if wrap { c - c.floor() } else { c };
+        let tx = first_texel(reduce(u, self.wrap[0]) * n - 0.5);
+        let ty = first_texel(reduce(v, self.wrap[1]) * n - 0.5);
+        let xs = self.axis_tiles(tx - 1, tx + 2, self.wrap[0]);
+        let ys = self.axis_tiles(ty - 1, ty + 2, self.wrap[1]);
+        self.need_tiles(needs, slice, xs, ys);
+    }
+
+    fn need_tiles(
+        &self,
+        needs: &mut Needs,
+        slice: usize,
+        (xs, nx): ([u32; 4], usize),
+        (ys, ny): ([u32; 4], usize),
+    ) {
+        let base = slice * self.per_slice();
+        for &y in &ys[..ny] {
+            for &x in &xs[..nx] {
+                needs.set(base + (y * self.tiles + x) as usize);
+            }
+        }
+    }
+
+    fn need_slice(&self, needs: &mut Needs, slice: usize) {
+        let base = slice * self.per_slice();
+        for t in 0..self.per_slice() {
+            needs.set(base + t);
+        }
+    }
+
+    /// Marks the tiles a seamless cube tap in direction `d` (the sampler's coordinate) reads:
+    /// round the sample on its face and, near an edge, on the faces across it (directions a
+    /// texel and a half away along the face, as the seamless footprint reaches no farther).
+    pub(crate) fn need_cube(&self, needs: &mut Needs, d: Vec3) {
+        if !d.is_finite() || d == Vec3::ZERO {
+            for face in 0..6 {
+                self.need_slice(needs, face);
+            }
+            return;
+        }
+        let n = self.resolution as f32;
+        let texel = 1.0 / n;
+        let at = |d: Vec3| {
+            let fc = crate::sample::face_coord([d.x, d.y, d.z]);
+            (fc.face as usize, fc.s * n - 0.5, fc.t * n - 0.5)
+        };
+        let (face, s, t) = at(d);
+        let near_edge = s < 2.0 || t < 2.0 || s > n - 3.0 || t > n - 3.0;
+        let (right, up) = crate::sample::cube_face_axes(face as u32);
+        let m = d.abs().max_element();
+        let offsets: &[f32] = if near_edge { &[-1.5, 0.0, 1.5] } else { &[0.0] };
+        for &ds in offsets {
+            for &dt in offsets {
+                let p = d + (right * ds - up * dt) * (2.0 * texel * m);
+                let (f, s, t) = at(p);
+                let (tx, ty) = (first_texel(s), first_texel(t));
+                let xs = self.axis_tiles(tx - 1, tx + 2, false);
+                let ys = self.axis_tiles(ty - 1, ty + 2, false);
+                self.need_tiles(needs, f, xs, ys);
+            }
+        }
+    }
+
+    /// Draws the needed tiles that are not drawn yet; false when the [deadline](crate::deadline)
+    /// passed first and left some undrawn (they stay undrawn, for a later call; the thread's
+    /// skip flag, [`take_skipped`], is set). Threads that need the same tiles at once wait for
+    /// one of them to draw them.
+    pub(crate) fn ensure(&self, needs: &Needs) -> bool {
+        let missing: Vec<usize> = {
+            let r = self.read();
+            needs.iter().filter(|&t| !r.ready(t)).collect()
+        };
+        if missing.is_empty() {
+            return true;
+        }
+        let mut w = self.resident.write().unwrap_or_else(|e| e.into_inner());
+        let missing: Vec<usize> = missing.into_iter().filter(|&t| !w.ready(t)).collect();
+        if missing.is_empty() {
+            return true;
+        }
+        crate::zone!("penumbra::shadow::draw tiles");
+        let start = Instant::now();
+        let drawn = self.draw(&missing);
+        let drawn_at = Instant::now();
+        {
+            crate::zone!("penumbra::shadow::tile layout");
+            let w = &mut *w;
+            for (t, values) in &drawn {
+                self.store(w, *t, values);
+                w.ready[t / 64] |= 1 << (t % 64);
+            }
+        }
+        let (render, layout) = (
+            (drawn_at - start).as_nanos() as u64,
+            drawn_at.elapsed().as_nanos() as u64,
+        );
+        for c in [&*self.counters, &self.own] {
+            c.rendered.fetch_add(drawn.len() as u64, Ordering::Relaxed);
+            c.render_ns.fetch_add(render, Ordering::Relaxed);
+            c.layout_ns.fetch_add(layout, Ordering::Relaxed);
+        }
+        crate::plot!(
+            "penumbra tiles rendered",
+            self.counters.rendered.load(Ordering::Relaxed) as f64
+        );
+        let complete = drawn.len() == missing.len();
+        if !complete {
+            SKIPPED.with(|s| s.set(true));
+        }
+        complete
+    }
+
+    /// Rasterizes tiles (global indices) into fresh buffers, side by side on the map's threads.
+    fn draw(&self, tiles: &[usize]) -> Vec<(usize, TileValues)> {
+        let n = self.resolution;
+        let drawers: Vec<TileDrawer<'_, Occluder>> = self
+            .view_proj
+            .iter()
+            .map(|vp| {
+                TileDrawer::new(
+                    n,
+                    n,
+                    self.format,
+                    *vp,
+                    &self.scene.occluders,
+                    &self.scene.index,
+                    &self.state,
+                )
+            })
+            .collect();
+        let per = self.per_slice();
+        let out = Mutex::new(Vec::with_capacity(tiles.len()));
+        // Helper threads start per call: worth it only for a good number of tiles.
+        let threads = if tiles.len() >= 8 { self.threads } else { 1 };
+        crate::raster::run_parallel(tiles.iter().copied(), threads, |t| {
+            // Once the deadline has passed the remaining tiles stay undrawn.
+            if crate::deadline::expired() {
+                return 0;
+            }
+            let mut scratch = TileScratch::default();
+            let mut values = TileValues::cleared(self.format, self.clear);
+            drawers[t / per].draw(t % per, values.buf(), &mut scratch);
+            out.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((t, values));
+            0
+        });
+        out.into_inner().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Writes one drawn tile into the texels and the key image.
+    fn store(&self, r: &mut Resident, t: usize, values: &TileValues) {
+        let per = self.per_slice();
+        let (slice, local) = (t / per, t % per);
+        let (tx, ty) = (local as u32 % self.tiles, local as u32 / self.tiles);
+        let n = self.resolution;
+        let (x0, y0) = (tx * TILE_SIZE, ty * TILE_SIZE);
+        let (x1, y1) = ((x0 + TILE_SIZE).min(n) - 1, (y0 + TILE_SIZE).min(n) - 1);
+        let bpt = self.format.bytes_per_texel();
+        let level = r.texture.subresource_mut(0, slice as u32);
+        for y in y0..=y1 {
+            let row = (y - y0) as usize * TILE_SIZE as usize;
+            let at = (y as usize * n as usize + x0 as usize) * bpt;
+            let len = (x1 - x0 + 1) as usize;
+            match values {
+                TileValues::F32(v) => {
+                    for (k, d) in v[row..row + len].iter().enumerate() {
+                        level[at + 4 * k..at + 4 * k + 4].copy_from_slice(&d.to_le_bytes());
+                    }
+                }
+                TileValues::U16(v) => {
+                    for (k, c) in v[row..row + len].iter().enumerate() {
+                        level[at + 2 * k..at + 2 * k + 2].copy_from_slice(&c.to_le_bytes());
+                    }
+                }
+            }
+        }
+        let level = r.texture.subresource(0, slice as u32);
+        if let Some(Some(batch)) = r.batches.get_mut(slice) {
+            batch.refresh(level, [x0, y0, x1, y1]);
+        }
+    }
+
+    /// The texels and batches, for reading (after [`Tiled::ensure`]).
+    pub(crate) fn read(&self) -> RwLockReadGuard<'_, Resident> {
+        self.resident.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The whole map as a texture: every tile not drawn yet is drawn first. When the deadline
+    /// stops that, the texture returned is incomplete (as a stopped full render is; the caller
+    /// that set the deadline asks [`crate::deadline::expired`]) and the next call goes on.
+    pub(crate) fn texture(&self) -> &Texture {
+        if let Some(t) = self.snapshot.get() {
+            return t;
+        }
+        let mut all = self.needs();
+        for s in 0..self.view_proj.len() {
+            self.need_slice(&mut all, s);
+        }
+        let complete = self.ensure(&all);
+        let texture = self.read().texture.clone();
+        if complete {
+            self.snapshot.get_or_init(|| texture)
+        } else {
+            self.partial.get_or_init(|| texture)
+        }
+    }
+
+    /// This map's tile work since it was made.
+    pub(crate) fn stats(&self) -> TileStats {
+        self.own.stats()
+    }
+
+    /// Tiles of all slices.
+    pub(crate) fn tile_count(&self) -> usize {
+        self.per_slice() * self.view_proj.len()
+    }
+
+    /// Tiles drawn so far.
+    pub(crate) fn drawn(&self) -> usize {
+        self.read()
+            .ready
+            .iter()
+            .map(|w| w.count_ones() as usize)
+            .sum()
+    }
+
+    /// Draws from `scene` from now on (the lighting swaps it while it changes the index).
+    pub(crate) fn set_scene(&mut self, scene: Arc<SceneIndex>) {
+        self.scene = scene;
+    }
+
+    /// The same map over the changed `scene`, forgetting the drawn tiles that a change inside
+    /// any of `boxes` can reach; returns how many it forgot.
+    pub(crate) fn invalidate(&mut self, scene: Arc<SceneIndex>, boxes: &[Aabb]) -> u64 {
+        crate::zone!("penumbra::shadow::invalidate tiles");
+        self.scene = scene;
+        self.snapshot = OnceLock::new();
+        self.partial = OnceLock::new();
+        let per = self.per_slice();
+        let r = self.resident.get_mut().unwrap_or_else(|e| e.into_inner());
+        let mut forgot = 0u64;
+        for (slice, vp) in self.view_proj.iter().enumerate() {
+            for b in boxes.iter().filter(|b| !b.is_empty()) {
+                let rect = screen_rect(vp, b, self.resolution);
+                let (x0, y0, x1, y1) = match rect {
+                    Some(r) => r,
+                    None => (0, 0, self.tiles - 1, self.tiles - 1),
+                };
+                for ty in y0..=y1 {
+                    for tx in x0..=x1 {
+                        let t = slice * per + (ty * self.tiles + tx) as usize;
+                        if r.ready(t) {
+                            r.ready[t / 64] &= !(1 << (t % 64));
+                            forgot += 1;
+                        }
+                    }
+                }
+            }
+        }
+        self.counters
+            .invalidated
+            .fetch_add(forgot, Ordering::Relaxed);
+        self.own.invalidated.fetch_add(forgot, Ordering::Relaxed);
+        crate::plot!(
+            "penumbra tiles invalidated",
+            self.counters.invalidated.load(Ordering::Relaxed) as f64
+        );
+        forgot
+    }
+}
+
+/// The tiles (inclusive) a box covers in a slice seen through `vp`, with a margin of two
+/// texels; `None` when the box reaches behind the view (every tile may change).
+fn screen_rect(vp: &Mat4, b: &Aabb, n: u32) -> Option<(u32, u32, u32, u32)> {
+    let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
+    for c in b.corners() {
+        let clip = *vp * c.extend(1.0);
+        if !(clip.is_finite() && clip.w > 1e-6) {
+            return None;
+        }
+        let x = (f64::from(clip.x) / f64::from(clip.w) + 1.0) * 0.5 * f64::from(n);
+        let y = (1.0 - f64::from(clip.y) / f64::from(clip.w)) * 0.5 * f64::from(n);
+        lo = [lo[0].min(x), lo[1].min(y)];
+        hi = [hi[0].max(x), hi[1].max(y)];
+    }
+    let tiles = f64::from(n.div_ceil(TILE_SIZE));
+    let margin = 2.0
+        + 1e-4
+            * (lo[0]
+                .abs()
+                .max(hi[0].abs())
+                .max(lo[1].abs().max(hi[1].abs())));
+    let to_tile = |p: f64| (p / f64::from(TILE_SIZE)).floor().clamp(0.0, tiles - 1.0) as u32;
+    let (x0, x1) = (to_tile(lo[0] - margin), to_tile(hi[0] + margin));
+    let (y0, y1) = (to_tile(lo[1] - margin), to_tile(hi[1] + margin));
+    // Wholly off the slice: nothing there can change.
+    if hi[0] + margin < 0.0
+        || hi[1] + margin < 0.0
+        || lo[0] - margin > f64::from(n)
+        || lo[1] - margin > f64::from(n)
+    {
+        return Some((1, 1, 0, 0));
+    }
+    Some((x0, y0, x1, y1))
+}
+
+/// One drawn tile's values, row-major.
+#[derive(Debug)]
+enum TileValues {
+    F32(Vec<f32>),
+    U16(Vec<u16>),
+}
+
+impl TileValues {
+    fn cleared(format: Format, clear: f32) -> TileValues {
+        let pixels = (TILE_SIZE * TILE_SIZE) as usize;
+        match format {
+            Format::D16Unorm => {
+                TileValues::U16(vec![format::float_to_unorm(clear, 16) as u16; pixels])
+            }
+            _ => TileValues::F32(vec![clear; pixels]),
+        }
+    }
+
+    fn buf(&mut self) -> TileBuf<'_> {
+        match self {
+            TileValues::F32(v) => TileBuf::F32(v),
+            TileValues::U16(v) => TileBuf::U16(v),
+        }
+    }
+}

@@ -1,0 +1,328 @@
+//! A `Lighting`'s maps are drawn tile by tile as queries need them and redrawn only where an
+//! occluder moved. For random scenes, random moves and random query sets, every answer (one
+//! point at a time and batched) is bit-identical to the answer of a map freshly rendered whole
+//! from the same scene — directional, cascaded, spot (forward and reverse depth) and point
+//! lights, CLAMP, BORDER and WRAP samplers, D32 and D16, map sizes that end in part-tiles, points
+//! at map borders, cube edges and cascade edges. A static scene draws no tile twice.
+
+use std::sync::Arc;
+
+use glam::{Mat4, Vec3};
+use penumbra_core::raster::Mesh;
+use penumbra_core::shadow::{
+    Aabb, DepthConvention, Light, LightId, Lighting, Normals, Occluder, OccluderId, PcfKernel,
+    ShadowMap,
+};
+use penumbra_core::{AddressMode, Format};
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> f32 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 40) as f32 / (1u64 << 24) as f32
+    }
+    fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * self.next()
+    }
+    fn point(&mut self, lo: Vec3, hi: Vec3) -> Vec3 {
+        Vec3::new(
+            self.range(lo.x, hi.x),
+            self.range(lo.y, hi.y),
+            self.range(lo.z, hi.z),
+        )
+    }
+}
+
+fn crate_at(rng: &mut Rng, mesh: &Arc<Mesh>) -> Occluder {
+    Occluder::mesh(
+        Arc::clone(mesh),
+        Mat4::from_translation(rng.point(Vec3::new(-9.0, 0.0, -9.0), Vec3::new(9.0, 2.0, 9.0)))
+            * Mat4::from_rotation_y(rng.range(0.0, 6.3))
+            * Mat4::from_scale(Vec3::new(
+                rng.range(0.3, 2.0),
+                rng.range(0.3, 3.0),
+                rng.range(0.3, 2.0),
+            )),
+    )
+}
+
+fn lights(rng: &mut Rng) -> Vec<Light> {
+    let sampler = |mode: AddressMode, light: Light| {
+        let mut s = light.sampler;
+        s.address_u = mode;
+        s.address_v = mode;
+        light.with_sampler(s)
+    };
+    vec![
+        Light::directional(Vec3::new(0.3, -1.0, 0.2), 1.0)
+            .with_resolution(200)
+            .with_kernel(PcfKernel::PCF_3X3),
+        sampler(
+            AddressMode::Wrap,
+            Light::directional(Vec3::new(-0.4, -1.0, 0.1), 1.0)
+                .with_resolution(130)
+                .with_kernel(PcfKernel::PCF_5X5),
+        ),
+        Light::cascaded(
+            Vec3::new(0.2, -1.0, -0.3),
+            rng.point(Vec3::splat(-2.0), Vec3::splat(2.0)),
+            vec![3.0, 7.0, 14.0],
+            1.0,
+        )
+        .with_resolution(128),
+        Light::spot(
+            Vec3::new(1.0, 8.0, -1.0),
+            Vec3::new(0.1, -1.0, 0.2),
+            0.8,
+            16.0,
+            20.0,
+        )
+        .with_resolution(150)
+        .with_kernel(PcfKernel::PCF_3X3),
+        sampler(
+            AddressMode::Border,
+            Light::spot(
+                Vec3::new(-3.0, 6.0, 2.0),
+                Vec3::new(0.3, -1.0, -0.1),
+                0.6,
+                14.0,
+                20.0,
+            )
+            .with_resolution(100)
+            .with_depth(DepthConvention::Reverse)
+            .with_format(Format::D16Unorm),
+        ),
+        Light::point(Vec3::new(0.5, 3.0, 0.5), 12.0, 20.0)
+            .with_resolution(70)
+            .with_kernel(PcfKernel::PCF_3X3),
+    ]
+}
+
+/// Random points over the scene, some with normals, plus points near map and cascade edges.
+fn queries(rng: &mut Rng, n: usize) -> (Vec<Vec3>, Vec<Vec3>) {
+    let mut pts = Vec::with_capacity(n);
+    for k in 0..n {
+        let p = match k % 4 {
+            // Near the ground's edge (the directional maps' borders).
+            0 => Vec3::new(
+                if rng.next() < 0.5 { -11.9 } else { 11.9 } + rng.range(-0.3, 0.3),
+                rng.range(-0.5, 0.5),
+                rng.range(-12.0, 12.0),
+            ),
+            _ => rng.point(Vec3::new(-12.0, -0.5, -12.0), Vec3::new(12.0, 4.0, 12.0)),
+        };
+        pts.push(p);
+    }
+    let normals = (0..n)
+        .map(|k| {
+            if k % 3 == 0 {
+                Vec3::new(0.1, 1.0, 0.0)
+            } else {
+                Vec3::ZERO
+            }
+        })
+        .collect();
+    (pts, normals)
+}
+
+/// Compares every light's tiled answers with a fresh whole map's; returns the lights (by
+/// position in `ids`) with some shadow among the answers.
+fn check(
+    lighting: &Lighting,
+    ids: &[LightId],
+    pts: &[Vec3],
+    normals: &[Vec3],
+    what: &str,
+) -> Vec<bool> {
+    let mut shadowed = Vec::new();
+    for &id in ids {
+        let light = lighting.light(id).unwrap().clone();
+        let fresh = ShadowMap::render(light, lighting.scene()).unwrap();
+        let tiled = lighting.map(id).unwrap();
+        assert!(
+            tiled.tiles_drawn().is_some(),
+            "{what}: light {id:?} is tiled"
+        );
+        // Batched, then one point at a time.
+        let mut a = vec![0.0; pts.len()];
+        let mut b = vec![0.0; pts.len()];
+        tiled.lit_fractions(pts, Normals::Each(normals), &mut a);
+        fresh.lit_fractions(pts, Normals::Each(normals), &mut b);
+        for (k, &p) in pts.iter().enumerate().step_by(7) {
+            let n = Some(normals[k]).filter(|n| *n != Vec3::ZERO);
+            assert_eq!(
+                tiled.lit_fraction(p, n).to_bits(),
+                fresh.lit_fraction(p, n).to_bits(),
+                "{what}: light {id:?}, one point {p}"
+            );
+        }
+        for (k, (x, y)) in a.iter().zip(&b).enumerate() {
+            assert_eq!(
+                x.to_bits(),
+                y.to_bits(),
+                "{what}: light {id:?}, point {}",
+                pts[k]
+            );
+        }
+        shadowed.push(b.iter().any(|&f| f < 1.0));
+    }
+    shadowed
+}
+
+fn level(rng: &mut Rng) -> (Lighting, Vec<OccluderId>, Arc<Mesh>) {
+    let mut lighting = Lighting::new();
+    lighting.set_threads(2);
+    lighting.add_occluder(Occluder::cuboid(
+        Vec3::new(-12.0, -1.0, -12.0),
+        Vec3::new(12.0, 0.0, 12.0),
+    ));
+    let cube = Arc::new(Mesh::cuboid(Vec3::splat(-0.5), Vec3::splat(0.5)));
+    let crates = (0..25)
+        .map(|_| lighting.add_occluder(crate_at(rng, &cube)))
+        .collect();
+    (lighting, crates, cube)
+}
+
+#[test]
+fn tiled_answers_equal_fresh_whole_maps_through_random_moves() {
+    let mut rng = Rng(0x5eed_7175);
+    let (mut lighting, mut crates, cube) = level(&mut rng);
+    let ids: Vec<LightId> = lights(&mut rng)
+        .into_iter()
+        .map(|l| lighting.add_light(l))
+        .collect();
+    let (pts, normals) = queries(&mut rng, 300);
+    // Some answers are shadowed for every light: the check is not vacuous.
+    let shadowed = check(&lighting, &ids, &pts, &normals, "first frame");
+    assert!(shadowed.iter().all(|&s| s), "{shadowed:?}");
+    for step in 0..12 {
+        // Move some crates (replace), sometimes add or remove one.
+        for _ in 0..3 {
+            let k = (rng.next() * crates.len() as f32) as usize % crates.len();
+            lighting.set_occluder(crates[k], crate_at(&mut rng, &cube));
+        }
+        if step % 4 == 1 {
+            crates.push(lighting.add_occluder(crate_at(&mut rng, &cube)));
+        }
+        if step % 4 == 3 {
+            let gone = crates.remove(0);
+            lighting.remove_occluder(gone);
+        }
+        // A different subset of the queries each time, so some tiles stay undrawn.
+        let start = (step * 37) % 200;
+        let (p, n) = (&pts[start..start + 100], &normals[start..start + 100]);
+        let _ = check(&lighting, &ids, p, n, &format!("step {step}"));
+    }
+    // The whole texture of each tiled map is the fresh map's.
+    for &id in &ids {
+        let fresh = ShadowMap::render(lighting.light(id).unwrap().clone(), lighting.scene());
+        assert_eq!(
+            lighting.map(id).unwrap().texture().bytes(),
+            fresh.unwrap().texture().bytes(),
+            "{id:?}"
+        );
+    }
+}
+
+#[test]
+fn a_static_scene_draws_no_tile_twice_and_a_move_redraws_only_near_it() {
+    let mut rng = Rng(0xface);
+    let (mut lighting, crates, cube) = level(&mut rng);
+    let sun = lighting.add_light(
+        Light::directional(Vec3::new(0.2, -1.0, 0.1), 1.0)
+            .with_resolution(1024)
+            .with_kernel(PcfKernel::PCF_3X3),
+    );
+    // Bounds given: the sun's square does not follow the scene.
+    let (pts, normals) = queries(&mut rng, 200);
+    let mut out = vec![0.0; pts.len()];
+    let map = lighting.map(sun).unwrap();
+    map.lit_fractions(&pts, Normals::Each(&normals), &mut out);
+    let (drawn, all) = map.tiles_drawn().unwrap();
+    assert!(drawn < all / 2, "{drawn} of {all} tiles for 200 points");
+    let first = lighting.tile_stats();
+    assert_eq!(first.tiles_rendered, drawn as u64);
+    for _ in 0..3 {
+        lighting
+            .map(sun)
+            .unwrap()
+            .lit_fractions(&pts, Normals::Each(&normals), &mut out);
+        for &p in &pts[..20] {
+            lighting.lit_fraction(sun, p, None).unwrap();
+        }
+    }
+    assert_eq!(lighting.tile_stats().tiles_rendered, first.tiles_rendered);
+    // One crate moves a little: a few tiles are forgotten, and only those are drawn again.
+    let moved = Occluder::mesh(
+        Arc::clone(&cube),
+        lighting.occluder(crates[3]).unwrap().transform * Mat4::from_translation(Vec3::X * 0.2),
+    );
+    lighting.set_occluder(crates[3], moved);
+    let forgot = lighting.tile_stats().tiles_invalidated;
+    assert!((1..=16).contains(&forgot), "{forgot} tiles forgotten");
+    lighting
+        .map(sun)
+        .unwrap()
+        .lit_fractions(&pts, Normals::Each(&normals), &mut out);
+    let again = lighting.tile_stats().tiles_rendered - first.tiles_rendered;
+    assert!(again <= forgot, "{again} tiles redrawn, {forgot} forgotten");
+    let fresh = ShadowMap::render(lighting.light(sun).unwrap().clone(), lighting.scene()).unwrap();
+    let mut want = vec![0.0; pts.len()];
+    fresh.lit_fractions(&pts, Normals::Each(&normals), &mut want);
+    assert_eq!(
+        out.iter().map(|f| f.to_bits()).collect::<Vec<_>>(),
+        want.iter().map(|f| f.to_bits()).collect::<Vec<_>>()
+    );
+    let _ = Aabb::EMPTY;
+}
+
+/// Few points on big maps: most tiles stay undrawn, so a tap whose footprint reaches a tile
+/// it did not ask for would read an undrawn tile (and differ from the whole map).
+#[test]
+fn sparse_queries_on_big_maps_read_only_tiles_they_drew() {
+    let mut rng = Rng(0xb16);
+    let mut shadowed = vec![false; 6];
+    for round in 0..6 {
+        let (mut lighting, _, _) = level(&mut rng);
+        let big: Vec<Light> = lights(&mut rng)
+            .into_iter()
+            .map(|l| {
+                let n = if matches!(l.kind, penumbra_core::shadow::LightKind::Point { .. }) {
+                    300
+                } else {
+                    1000
+                };
+                l.with_resolution(n)
+            })
+            .collect();
+        let ids: Vec<LightId> = big.into_iter().map(|l| lighting.add_light(l)).collect();
+        let (mut pts, mut normals) = queries(&mut rng, 24);
+        // Points seen from the point light along directions near its cube's edges and corners.
+        let centre = Vec3::new(0.5, 3.0, 0.5);
+        for _ in 0..12 {
+            let mut d = Vec3::new(1.0, 1.0, 1.0);
+            let keep = (rng.next() * 3.0) as usize % 3;
+            d[keep] = rng.range(-1.0, 1.0);
+            let d = d * Vec3::new(
+                if rng.next() < 0.5 { -1.0 } else { 1.0 },
+                -1.0,
+                if rng.next() < 0.5 { -1.0 } else { 1.0 },
+            );
+            pts.push(centre + d.normalize() * rng.range(2.0, 4.0));
+            normals.push(Vec3::ZERO);
+        }
+        let s = check(&lighting, &ids, &pts, &normals, &format!("round {round}"));
+        for (a, b) in shadowed.iter_mut().zip(s) {
+            *a |= b;
+        }
+        for &id in &ids {
+            let (drawn, all) = lighting.map(id).unwrap().tiles_drawn().unwrap();
+            assert!(drawn < all, "round {round}: {id:?} drew {drawn} of {all}");
+        }
+    }
+    assert!(shadowed.iter().all(|&s| s), "{shadowed:?}");
+}
