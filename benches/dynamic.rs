@@ -149,10 +149,13 @@ fn bench(c: &mut Criterion) {
             (Some(a), Some(b)) => format!("{:.3} ms CPU, ", (b - a) * 1e3 / f64::from(frames)),
             _ => String::new(),
         };
+        let ms = |a: Duration, b: Duration| (a - b).as_secs_f64() * 1e3 / f64::from(frames);
         eprintln!(
-            "{name}/100: {cpu}{wall:.3} ms wall per frame; {:.1} tiles drawn, {:.1} forgotten \
-             per frame",
+            "{name}/100: {cpu}{wall:.3} ms wall per frame; {:.1} tiles drawn ({:.3} ms \
+             rasterizing, {:.3} ms layout), {:.1} forgotten per frame",
             per(after.tiles_rendered, before.tiles_rendered),
+            ms(after.render, before.render),
+            ms(after.layout, before.layout),
             per(after.tiles_invalidated, before.tiles_invalidated),
         );
     }

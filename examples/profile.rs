@@ -1,5 +1,5 @@
-//! Runs penumbra's main kinds of work while a Tracy profiler watches: shadow-map rendering,
-//! batched PCF, single samples, msad4 template matching and a Lua script with its own zone and
+//! Runs penumbra's main kinds of work while a Tracy profiler watches: shadow maps drawn tile by
+//! tile and whole, an occluder moving (tiles forgotten and drawn again), batched PCF, single samples, msad4 template matching and a Lua script with its own zone and
 //! plot, one frame mark per stage. Built only with the `tracy` feature:
 //!
 //! ```sh
@@ -12,10 +12,10 @@
 
 use std::time::{Duration, Instant};
 
-use glam::Vec3;
+use glam::{Mat4, Vec3};
 use penumbra::level::sample_level;
 use penumbra::msad4::{Image, MatchOptions, find_matches};
-use penumbra::shadow::PcfKernel;
+use penumbra::shadow::{Occluder, PcfKernel, ShadowMap};
 use penumbra_lua::{Runtime, RuntimeOptions};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -58,7 +58,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let lua = Runtime::new(RuntimeOptions::new(&dir))?;
     for frame in 0..3 {
         // The level through the engine's Lighting: maps render on the first query.
-        let (lighting, ids, _) = level.lighting();
+        let (mut lighting, ids, _) = level.lighting();
         let maps: Vec<_> = ids
             .iter()
             .map(|&id| lighting.map(id))
@@ -68,10 +68,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for map in &maps {
             map.lit_fractions_with(&points, Some(Vec3::Y), &PcfKernel::PCF_3X3, &mut lit);
         }
+        let map_count = maps.len();
+        drop(maps);
         lighting.exposures(&points, Some(Vec3::Y), &mut lit, &mut Default::default())?;
+        // An occluder moves: the maps forget the tiles it covers and the next query draws
+        // them again; and one map rendered whole, as a tool baking it would.
+        let first = lighting.occluders().next().map(|(id, o)| (id, o.clone()));
+        if let Some((first, occluder)) = first {
+            let moved = Occluder {
+                transform: Mat4::from_translation(Vec3::X * 0.5) * occluder.transform,
+                ..occluder
+            };
+            lighting.set_occluder(first, moved);
+            lighting.exposures(&points, Some(Vec3::Y), &mut lit, &mut Default::default())?;
+        }
+        if let Some((_, light)) = lighting.lights().next() {
+            ShadowMap::render(light.clone(), lighting.scene())?;
+        }
         client.plot(
             tracy_client::plot_name!("penumbra lookups per frame"),
-            (points.len() * maps.len() * 4) as f64,
+            (points.len() * map_count * 4) as f64,
         );
         client.frame_mark();
         let found = find_matches(&image, &template, &MatchOptions::default())?;
@@ -83,8 +99,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         client.frame_mark();
         eprintln!(
             "frame {frame}: {} maps, {} lit fractions, {} matches",
-            maps.len(),
-            lit.len() * maps.len(),
+            map_count,
+            lit.len() * map_count,
             found.len()
         );
     }

@@ -326,3 +326,48 @@ fn sparse_queries_on_big_maps_read_only_tiles_they_drew() {
     }
     assert!(shadowed.iter().all(|&s| s), "{shadowed:?}");
 }
+
+/// `compare_many` gives, coordinate by coordinate, the bits of `compare` on a map rendered
+/// whole — 2D slices, cascades and cube directions, near edges and past them.
+#[test]
+fn compare_many_equals_single_compares_on_whole_maps() {
+    let mut rng = Rng(0xc0e);
+    let (mut lighting, _, _) = level(&mut rng);
+    let ids: Vec<LightId> = lights(&mut rng)
+        .into_iter()
+        .map(|l| lighting.add_light(l))
+        .collect();
+    for &id in &ids {
+        let tiled = lighting.map(id).unwrap();
+        let fresh = ShadowMap::render(tiled.light().clone(), lighting.scene()).unwrap();
+        let cube = matches!(
+            tiled.light().kind,
+            penumbra_core::shadow::LightKind::Point { .. }
+        );
+        let slices = tiled.view_proj().len() as f32;
+        let coords: Vec<Vec3> = (0..200)
+            .map(|_| {
+                if cube {
+                    rng.point(Vec3::splat(-1.0), Vec3::splat(1.0))
+                } else {
+                    Vec3::new(
+                        rng.range(-0.05, 1.05),
+                        rng.range(-0.05, 1.05),
+                        (rng.next() * slices).floor(),
+                    )
+                }
+            })
+            .collect();
+        for reference in [0.2f32, 0.5, 0.9] {
+            let mut got = vec![0.0; coords.len()];
+            tiled.compare_many(&coords, reference, &mut got);
+            for (c, g) in coords.iter().zip(&got) {
+                assert_eq!(
+                    g.to_bits(),
+                    fresh.compare(*c, reference).to_bits(),
+                    "{id:?} at {c}"
+                );
+            }
+        }
+    }
+}

@@ -125,9 +125,6 @@ fn may_cover(t: &Tri, rect: [i32; 4]) -> bool {
 
 /// A depth buffer cell: the LESS (or, with `GREATER`, the GREATER) test with write.
 trait Slot: Copy + Send {
-    /// The slots as f32 depths, for the SIMD span (`None` for 16-bit codes).
-    fn as_f32(span: &mut [Self]) -> Option<&mut [f32]>;
-
     /// Tests the interpolated (biased) depth `z` against the stored value and writes it if it
     /// is less (greater); returns whether it wrote. `PLAIN`: `z` is known to lie in
     /// [2⁻¹²⁶, 1] already.
@@ -150,11 +147,6 @@ fn viewport_depth<const PLAIN: bool>(z: f64) -> f32 {
 
 impl Slot for f32 {
     #[inline(always)]
-    fn as_f32(span: &mut [f32]) -> Option<&mut [f32]> {
-        Some(span)
-    }
-
-    #[inline(always)]
     fn test_write<const PLAIN: bool, const GREATER: bool>(&mut self, z: f64) -> bool {
         let (d, old) = (viewport_depth::<PLAIN>(z), *self);
         let pass = if GREATER { d > old } else { d < old };
@@ -171,11 +163,6 @@ fn unorm16(d: f32) -> u16 {
 }
 
 impl Slot for u16 {
-    #[inline(always)]
-    fn as_f32(_: &mut [u16]) -> Option<&mut [f32]> {
-        None
-    }
-
     #[inline(always)]
     fn test_write<const PLAIN: bool, const GREATER: bool>(&mut self, z: f64) -> bool {
         let (code, old) = (unorm16(viewport_depth::<PLAIN>(z)), *self);
@@ -294,96 +281,39 @@ fn draw_triangle<S: Slot, const GREATER: bool>(tile: &mut [S], rect: [i32; 4], t
     }
     let px = (i64::from(xs) << SUB_BITS) + HALF;
     let py = (i64::from(ys) << SUB_BITS) + HALF;
-    let width = i64::from(xe - xs + 1);
     let mut e = [0i64; 3];
     let mut step_x = [0i64; 3];
     let mut step_y = [0i64; 3];
     let mut inv = [0f64; 3];
-    // Per edge, the run bound `k` of the current row and the edge function `v = e + k·s` there:
-    // steep edges move it a few pixels a row, so it is walked from row to row; shallow ones
-    // (more than `WALK` pixels a row) are estimated afresh each row.
-    let mut k = [0i64; 3];
-    let mut v = [0i64; 3];
-    let mut walk = [false; 3];
     for i in 0..3 {
         let (dx, dy, ox, oy, bias) = t.edge(i);
         e[i] = dx * (py - oy) - dy * (px - ox) + bias;
         step_x[i] = -dy << SUB_BITS;
         step_y[i] = dx << SUB_BITS;
         inv[i] = 1.0 / (step_x[i] as f64).abs();
-        let s = step_x[i];
-        walk[i] = s != 0 && step_y[i].abs() <= WALK * s.abs();
-        if s > 0 {
-            k[i] = first_inside(e[i], s, inv[i], width);
-        } else if s < 0 {
-            k[i] = end_inside(e[i], s, inv[i], width);
-        }
-        v[i] = e[i] + k[i] * s;
     }
     let sub = f64::from(1u32 << SUB_BITS);
     let z_start = t.z0
         + t.dzdx * ((px - i64::from(t.x[0])) as f64 / sub)
         + t.dzdy * ((py - i64::from(t.y[0])) as f64 / sub);
+    let width = i64::from(xe - xs + 1);
     let mut written = 0;
     for (r, y) in (ys..=ye).enumerate() {
         // The covered centres of a row are one run [lo, hi): each edge bounds it from one side
         // (or, when parallel to the row, keeps all or nothing).
         let (mut lo, mut hi) = (0, width);
         for i in 0..3 {
-            let s = step_x[i];
+            let (e, s) = (e[i], step_x[i]);
             if s > 0 {
-                lo = lo.max(k[i]);
+                lo = lo.max(first_inside(e, s, inv[i], width));
             } else if s < 0 {
-                hi = hi.min(k[i]);
-            } else if e[i] < 0 {
+                hi = hi.min(end_inside(e, s, inv[i], width));
+            } else if e < 0 {
                 hi = 0;
             }
         }
-        // On to the next row.
         for i in 0..3 {
             e[i] += step_y[i];
-            let s = step_x[i];
-            if s == 0 {
-                continue;
-            }
-            if !walk[i] {
-                k[i] = if s > 0 {
-                    first_inside(e[i], s, inv[i], width)
-                } else {
-                    end_inside(e[i], s, inv[i], width)
-                };
-                continue;
-            }
-            // The same bound as the estimate, found by stepping from the last row's: the
-            // first k with v ≥ 0 (s > 0), or with v < 0 (s < 0), in 0..=width. The edge
-            // function changes by `step_y` a row, so the bound moves one way only.
-            let (mut kk, mut vv) = (k[i], v[i] + step_y[i]);
-            let forward = (s > 0) == (step_y[i] < 0);
-            if s > 0 {
-                if forward {
-                    while kk < width && vv < 0 {
-                        vv += s;
-                        kk += 1;
-                    }
-                } else {
-                    while kk > 0 && vv - s >= 0 {
-                        vv -= s;
-                        kk -= 1;
-                    }
-                }
-            } else if forward {
-                while kk < width && vv >= 0 {
-                    vv += s;
-                    kk += 1;
-                }
-            } else {
-                while kk > 0 && vv - s < 0 {
-                    vv -= s;
-                    kk -= 1;
-                }
-            }
-            k[i] = kk;
-            v[i] = vv;
         }
         // No early exit on an empty row: a thin triangle can miss every centre of one row and
         // still cover centres in the next.
@@ -401,9 +331,6 @@ fn draw_triangle<S: Slot, const GREATER: bool>(tile: &mut [S], rect: [i32; 4], t
     }
     written
 }
-
-/// Edges that move at most this many pixels a row are walked from row to row.
-const WALK: i64 = 4;
 
 /// The first k in `0..=width` with `e + k·s ≥ 0`, for `s > 0` (`inv` = 1/s): estimated in
 /// floating point, then settled exactly.
@@ -438,33 +365,15 @@ fn end_inside(e: i64, s: i64, inv: f64, width: i64) -> i64 {
     k
 }
 
-/// The depth test and write along one covered run starting at depth `z0`: pixel k gets
-/// `z0 + dzdx·k` (f64, k an exact integer), then the viewport's clamp and flush.
+/// The depth test and write along one covered run starting at depth `z0`.
 #[inline(always)]
 fn depth_span<S: Slot, const PLAIN: bool, const GREATER: bool>(
     span: &mut [S],
     z0: f64,
     dzdx: f64,
 ) -> u64 {
-    if let Some(values) = S::as_f32(span)
-        && values.len() >= 4
-        && simd::available()
-    {
-        return simd::span_f32::<PLAIN, GREATER>(values, z0, dzdx);
-    }
-    scalar_span::<S, PLAIN, GREATER>(span, z0, dzdx, 0.0)
-}
-
-/// [`depth_span`] one pixel at a time, from pixel index `k0`.
-#[inline(always)]
-fn scalar_span<S: Slot, const PLAIN: bool, const GREATER: bool>(
-    span: &mut [S],
-    z0: f64,
-    dzdx: f64,
-    k0: f64,
-) -> u64 {
     let mut written = 0;
-    let mut k = k0;
+    let mut k = 0.0;
     for slot in span {
         written += u64::from(slot.test_write::<PLAIN, GREATER>(z0 + dzdx * k));
         k += 1.0;
@@ -472,148 +381,10 @@ fn scalar_span<S: Slot, const PLAIN: bool, const GREATER: bool>(
     written
 }
 
-/// The depth test four pixels at a time with AVX2: the same f64 products and sums, the same
-/// clamp and flush, the same round-to-nearest conversion to f32 and the same comparison, so
-/// every pixel gets the bits the scalar loop gives it.
-mod simd {
-    /// True when this CPU runs the AVX2 span (and `force-scalar` is off).
-    #[inline(always)]
-    pub(super) fn available() -> bool {
-        #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
-        {
-            std::is_x86_feature_detected!("avx2")
-        }
-        #[cfg(not(all(target_arch = "x86_64", not(feature = "force-scalar"))))]
-        {
-            false
-        }
-    }
-
-    /// See [`super::depth_span`]; `values.len() ≥ 4` and [`available`] hold.
-    #[inline(always)]
-    pub(super) fn span_f32<const PLAIN: bool, const GREATER: bool>(
-        values: &mut [f32],
-        z0: f64,
-        dzdx: f64,
-    ) -> u64 {
-        #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
-        {
-            // SAFETY: `available()` checked that the CPU has AVX2.
-            unsafe { avx2::<PLAIN, GREATER>(values, z0, dzdx) }
-        }
-        #[cfg(not(all(target_arch = "x86_64", not(feature = "force-scalar"))))]
-        {
-            super::scalar_span::<f32, PLAIN, GREATER>(values, z0, dzdx, 0.0)
-        }
-    }
-
-    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
-    #[target_feature(enable = "avx2")]
-    unsafe fn avx2<const PLAIN: bool, const GREATER: bool>(
-        values: &mut [f32],
-        z0: f64,
-        dzdx: f64,
-    ) -> u64 {
-        use std::arch::x86_64::*;
-        let n = values.len();
-        let (z0v, dz) = (_mm256_set1_pd(z0), _mm256_set1_pd(dzdx));
-        let (one, tiny) = (
-            _mm256_set1_pd(1.0),
-            _mm256_set1_pd(f64::from(f32::MIN_POSITIVE)),
-        );
-        let mut k = _mm256_set_pd(3.0, 2.0, 1.0, 0.0);
-        let four = _mm256_set1_pd(4.0);
-        let mut written = 0u64;
-        let mut i = 0;
-        while i + 4 <= n {
-            let z = _mm256_add_pd(z0v, _mm256_mul_pd(dz, k));
-            let z = if PLAIN {
-                z
-            } else {
-                // `z.min(1.0)` (a NaN becomes 1, as `_mm256_min_pd` returns its second
-                // operand then), then +0 below the smallest normal f32.
-                let z = _mm256_min_pd(z, one);
-                _mm256_and_pd(z, _mm256_cmp_pd::<_CMP_GE_OQ>(z, tiny))
-            };
-            let d = _mm256_cvtpd_ps(z);
-            // SAFETY: i + 4 ≤ n, so the four lanes are inside `values`.
-            let at = unsafe { values.as_mut_ptr().add(i) };
-            let old = unsafe { _mm_loadu_ps(at) };
-            let pass = if GREATER {
-                _mm_cmpgt_ps(d, old)
-            } else {
-                _mm_cmplt_ps(d, old)
-            };
-            unsafe { _mm_storeu_ps(at, _mm_blendv_ps(old, d, pass)) };
-            written += u64::from((_mm_movemask_ps(pass) as u32).count_ones());
-            k = _mm256_add_pd(k, four);
-            i += 4;
-        }
-        written + super::scalar_span::<f32, PLAIN, GREATER>(&mut values[i..], z0, dzdx, i as f64)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::format;
-
-    #[test]
-    fn the_simd_span_gives_the_scalar_spans_bits() {
-        if !simd::available() {
-            return;
-        }
-        let mut bits = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            bits ^= bits << 13;
-            bits ^= bits >> 7;
-            bits ^= bits << 17;
-            bits
-        };
-        let specials = [0.0, 1.0, -1e-40, 1e-39, 0.5, 1.0 + 1e-12, -0.0, 2.0, 1e300];
-        for round in 0..20_000 {
-            let len = 4 + (next() % 70) as usize;
-            let pick = |r: u64| match r % 4 {
-                0 => specials[(r >> 8) as usize % specials.len()],
-                _ => (r >> 11) as f64 / (1u64 << 53) as f64 * 1.4 - 0.2,
-            };
-            let z0 = pick(next());
-            let dzdx = (pick(next()) - 0.5) * if round % 3 == 0 { 1e-3 } else { 0.1 };
-            let stored: Vec<f32> = (0..len)
-                .map(|_| pick(next()).clamp(0.0, 1.0) as f32)
-                .collect();
-            for (plain, greater) in [(false, false), (false, true), (true, false), (true, true)] {
-                let (mut a, mut b) = (stored.clone(), stored.clone());
-                let (wa, wb) = match (plain, greater) {
-                    (false, false) => (
-                        simd::span_f32::<false, false>(&mut a, z0, dzdx),
-                        scalar_span::<f32, false, false>(&mut b, z0, dzdx, 0.0),
-                    ),
-                    (false, true) => (
-                        simd::span_f32::<false, true>(&mut a, z0, dzdx),
-                        scalar_span::<f32, false, true>(&mut b, z0, dzdx, 0.0),
-                    ),
-                    (true, false) => (
-                        simd::span_f32::<true, false>(&mut a, z0, dzdx),
-                        scalar_span::<f32, true, false>(&mut b, z0, dzdx, 0.0),
-                    ),
-                    (true, true) => (
-                        simd::span_f32::<true, true>(&mut a, z0, dzdx),
-                        scalar_span::<f32, true, true>(&mut b, z0, dzdx, 0.0),
-                    ),
-                };
-                assert_eq!(wa, wb, "{z0} {dzdx}");
-                let (a, b): (Vec<u32>, Vec<u32>) = (
-                    a.iter().map(|v| v.to_bits()).collect(),
-                    b.iter().map(|v| v.to_bits()).collect(),
-                );
-                assert_eq!(
-                    a, b,
-                    "z0 {z0}, dzdx {dzdx}, plain {plain}, greater {greater}"
-                );
-            }
-        }
-    }
 
     #[test]
     fn unorm16_matches_float_to_unorm_on_zero_one() {

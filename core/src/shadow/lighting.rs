@@ -316,13 +316,19 @@ impl Lighting {
             }
             _ => self.index = OnceLock::new(),
         }
-        let bounds = self.bounds();
         let mut lights = false;
         let any_tiled = self.lights.values().any(|s| {
             s.map
                 .get()
                 .is_some_and(|m| m.as_ref().is_ok_and(|m| m.tiled().is_some()))
         });
+        // Only tiled maps need the bounds and the index now: a level being loaded, with no
+        // map yet, pays for neither per occluder.
+        let bounds = if any_tiled {
+            self.bounds()
+        } else {
+            Aabb::EMPTY
+        };
         let index = any_tiled.then(|| Arc::clone(self.scene_index()));
         for slot in self.lights.values_mut() {
             let reached: Vec<Aabb> = boxes

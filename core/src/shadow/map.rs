@@ -326,8 +326,7 @@ impl ShadowMap {
             Store::Tiled(t) => {
                 let mut needs = t.needs();
                 fill(t, &mut needs);
-                t.ensure(&needs);
-                Reader::Tiled(t.read())
+                Reader::Tiled(t.read_with(&needs))
             }
         }
     }
@@ -341,8 +340,7 @@ impl ShadowMap {
             Store::Tiled(t) => {
                 let mut needs = t.needs();
                 fill(t, &mut needs);
-                t.ensure(&needs);
-                Reader::Tiled(t.read())
+                Reader::Tiled(t.read_with(&needs))
             }
         }
     }
@@ -469,6 +467,32 @@ impl ShadowMap {
         self.sampler
             .sample_cmp(Some(reader.texture()), &args, reference)
             .unwrap_or(1.0)
+    }
+
+    /// [`ShadowMap::compare`] at each of `coords` with one `reference`, into `out` (the same
+    /// bits as one call per coordinate; a tiled map draws the tiles they read once).
+    ///
+    /// # Panics
+    /// If `out` is shorter than `coords`.
+    pub fn compare_many(&self, coords: &[Vec3], reference: f32, out: &mut [f32]) {
+        let coord = |c: &Vec3| Coord([c.x, c.y, c.z, 0.0]);
+        let reader = self.scalar_reader(|t, needs| {
+            for c in coords {
+                self.need_coord(t, needs, &coord(c));
+            }
+        });
+        for (c, o) in coords.iter().zip(&mut out[..coords.len()]) {
+            let args = SampleArgs {
+                coord: coord(c),
+                lod: LodMode::Zero,
+                offset: Offset::default(),
+                clamp: None,
+            };
+            *o = self
+                .sampler
+                .sample_cmp(Some(reader.texture()), &args, reference)
+                .unwrap_or(1.0);
+        }
     }
 
     /// Which slice a point falls in (cube face by R98 for point lights, the first cascade that

@@ -575,11 +575,13 @@ fn sample_2d(
             let mut total = 0.0;
             let mut count = 0;
             for angle in temporal_angles(pixel) {
-                let mut sum = 0.0;
-                for s in SPIRAL {
-                    let offset = rotate(angle, s) * scale;
-                    sum += hardware_2d(map, slice, uv + offset, depth);
-                }
+                let taps = SPIRAL.map(|s| {
+                    let t = uv + rotate(angle, s) * scale;
+                    Vec3::new(t.x, t.y, slice as f32)
+                });
+                let mut r = [0.0; 8];
+                map.compare_many(&taps, depth, &mut r);
+                let sum = r.iter().fold(0.0, |sum, &r| sum + r);
                 total += sum / 8.0;
                 count += 1;
             }
@@ -615,11 +617,16 @@ fn castano_thirteen(map: &ShadowMap, slice: usize, light_local: Vec2, depth: f32
         (3.0 + t) / vw[1],
         t / vw[2] + 2.0,
     ];
+    let taps: [Vec3; 9] = std::array::from_fn(|k| {
+        let tap = base + Vec2::new(u[k % 3], v[k / 3]) * inv;
+        Vec3::new(tap.x, tap.y, slice as f32)
+    });
+    let mut r = [0.0; 9];
+    map.compare_many(&taps, depth, &mut r);
     let mut sum = 0.0;
     for j in 0..3 {
         for i in 0..3 {
-            let tap = base + Vec2::new(u[i], v[j]) * inv;
-            sum += uw[i] * vw[j] * hardware_2d(map, slice, tap, depth);
+            sum += uw[i] * vw[j] * r[3 * j + i];
         }
     }
     sum * (1.0 / 144.0)
@@ -638,10 +645,12 @@ fn sample_cube(
         PbrFilter::Gaussian => {
             let basis =
                 orthonormalize(local.normalize()) * (POINT_SHADOW_SCALE * distance_to_light);
+            let taps = D3D_SAMPLE_POINTS.map(|p| local + p[0] * basis.x_axis + p[1] * basis.y_axis);
+            let mut r = [0.0; 8];
+            map.compare_many(&taps, depth, &mut r);
             let mut sum = 0.0;
-            for (p, w) in D3D_SAMPLE_POINTS.iter().zip(D3D_SAMPLE_WEIGHTS) {
-                let d = local + p[0] * basis.x_axis + p[1] * basis.y_axis;
-                sum += map.compare(d, depth) * w;
+            for (r, w) in r.iter().zip(D3D_SAMPLE_WEIGHTS) {
+                sum += r * w;
             }
             sum
         }
@@ -651,11 +660,15 @@ fn sample_cube(
             let mut total = 0.0;
             let mut count = 0;
             for angle in temporal_angles(pixel) {
-                let mut sum = 0.0;
-                for s in SPIRAL {
+                let taps = SPIRAL.map(|s| {
                     let o = rotate(angle, s) * POINT_SHADOW_TEMPORAL_OFFSET_SCALE;
-                    let d = local + o.x * basis.x_axis + o.y * basis.y_axis;
-                    sum += map.compare(d, depth) * 0.125;
+                    local + o.x * basis.x_axis + o.y * basis.y_axis
+                });
+                let mut r = [0.0; 8];
+                map.compare_many(&taps, depth, &mut r);
+                let mut sum = 0.0;
+                for r in r {
+                    sum += r * 0.125;
                 }
                 total += sum;
                 count += 1;

@@ -114,19 +114,40 @@ impl Resident {
     }
 }
 
-/// The tiles a query needs, a bit per tile of every slice.
+/// The tiles a query needs: a short list for a few taps, a bit per tile of every slice once
+/// the list grows.
 #[derive(Clone, Debug)]
 pub(crate) struct Needs {
+    list: Vec<u32>,
     bits: Vec<u64>,
+    /// Tiles in all (the bitmap's size when it is made).
+    tiles: usize,
 }
 
+/// Tiles a need list holds before it turns into a bitmap.
+const LIST: usize = 32;
+
 impl Needs {
+    #[inline]
     fn set(&mut self, t: usize) {
-        self.bits[t / 64] |= 1 << (t % 64);
+        if !self.bits.is_empty() {
+            self.bits[t / 64] |= 1 << (t % 64);
+        } else if !self.list.contains(&(t as u32)) {
+            if self.list.len() < LIST {
+                self.list.push(t as u32);
+            } else {
+                self.bits = vec![0; self.tiles.div_ceil(64)];
+                for i in std::mem::take(&mut self.list) {
+                    self.bits[i as usize / 64] |= 1 << (i % 64);
+                }
+                self.bits[t / 64] |= 1 << (t % 64);
+            }
+        }
     }
 
     fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.bits.iter().enumerate().flat_map(|(w, &bits)| {
+        let listed = self.list.iter().map(|&t| t as usize);
+        let bitmap = self.bits.iter().enumerate().flat_map(|(w, &bits)| {
             let mut b = bits;
             std::iter::from_fn(move || {
                 (b != 0).then(|| {
@@ -135,7 +156,8 @@ impl Needs {
                     w * 64 + i
                 })
             })
-        })
+        });
+        listed.chain(bitmap)
     }
 }
 
@@ -271,7 +293,9 @@ impl Tiled {
     /// An empty set of needs for this map.
     pub(crate) fn needs(&self) -> Needs {
         Needs {
-            bits: vec![0; (self.per_slice() * self.view_proj.len()).div_ceil(64)],
+            list: Vec::new(),
+            bits: Vec::new(),
+            tiles: self.per_slice() * self.view_proj.len(),
         }
     }
 
@@ -489,6 +513,18 @@ impl Tiled {
         if let Some(Some(batch)) = r.batches.get_mut(slice) {
             batch.refresh(level, [x0, y0, x1, y1]);
         }
+    }
+
+    /// The texels and batches with every tile of `needs` drawn (one read lock when they are).
+    pub(crate) fn read_with(&self, needs: &Needs) -> RwLockReadGuard<'_, Resident> {
+        {
+            let r = self.read();
+            if needs.iter().all(|t| r.ready(t)) {
+                return r;
+            }
+        }
+        self.ensure(needs);
+        self.read()
     }
 
     /// The texels and batches, for reading (after [`Tiled::ensure`]).

@@ -634,12 +634,21 @@ impl CmpBatch {
         };
         let bpt = pad.format.bytes_per_texel();
         let (w, h) = (pad.width, pad.height);
-        let xs: Vec<usize> = (0..pad.cols.len())
+        // Padded position p in 2..n+2 repeats texel p − 2 in every address mode; only the two
+        // pads on each side can belong to a texel far away (WRAP) or to the nearest edge.
+        let candidates = |lo: u32, hi: u32, n: usize| {
+            let edge = [0, 1, n - 2, n - 1];
+            (lo as usize + 2..=hi as usize + 2).chain(
+                edge.into_iter()
+                    .filter(move |&p| !(lo as usize + 2..=hi as usize + 2).contains(&p)),
+            )
+        };
+        let xs: Vec<usize> = candidates(x0, x1, pad.cols.len())
             .filter(|&p| (x0..=x1).contains(&Padding::owner(&pad.cols, w, p)))
             .collect();
         let stride = pad.cols.len();
         let pairs = pad.rows.len() - 1;
-        for q in 0..pad.rows.len() {
+        for q in candidates(y0, y1, pad.rows.len()) {
             if !(y0..=y1).contains(&Padding::owner(&pad.rows, h, q)) {
                 continue;
             }
