@@ -298,6 +298,7 @@ impl Sampler {
     /// unless the kernels or a constant answer the lookups (never the reference path, which
     /// would read the texture).
     pub(crate) fn cmp_level_zero_batch_lazy(&self, tex: &Texture, slice: u32) -> Option<CmpBatch> {
+        crate::zone!("penumbra::cmp_level_zero_batch");
         self.check_kind("sample_c", true).ok()?;
         self.check_compare_target("sample_c", tex).ok()?;
         self.check_non_normalized(tex).ok()?;
