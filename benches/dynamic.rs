@@ -20,6 +20,8 @@
 //! (all threads; a busy machine inflates it less than wall time) and the tiles drawn and
 //! forgotten per frame.
 
+#[path = "support/cpu.rs"]
+mod cpu;
 #[path = "support/level.rs"]
 mod level;
 
@@ -35,14 +37,6 @@ use penumbra_core::shadow::{
 
 /// Where the door hangs (its hinge), between crates.
 const HINGE: Vec3 = Vec3::new(10.0, 0.0, 5.0);
-
-/// User + system CPU time of this process so far (Linux `/proc/self/stat`), or `None`.
-fn process_cpu_seconds() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    let fields: Vec<&str> = stat[stat.rfind(')')? + 1..].split_whitespace().collect();
-    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
-    Some(ticks / 100.0)
-}
 
 struct Scene {
     lighting: Lighting,
@@ -138,20 +132,20 @@ fn bench(c: &mut Criterion) {
     for (name, moving) in [("door", true), ("door_still", false)] {
         let frames = 200;
         let before = scene.lighting.tile_stats();
-        let (cpu0, wall0) = (process_cpu_seconds(), Instant::now());
+        let (cpu0, wall0) = (cpu::process_cpu_seconds(), Instant::now());
         for _ in 0..frames {
             scene.frame(moving, &mut out, &mut scratch);
         }
         let wall = wall0.elapsed().as_secs_f64() * 1e3 / f64::from(frames);
         let after = scene.lighting.tile_stats();
         let per = |a: u64, b: u64| (a - b) as f64 / f64::from(frames);
-        let cpu = match (cpu0, process_cpu_seconds()) {
+        let cpu_time = match (cpu0, cpu::process_cpu_seconds()) {
             (Some(a), Some(b)) => format!("{:.3} ms CPU, ", (b - a) * 1e3 / f64::from(frames)),
             _ => String::new(),
         };
         let ms = |a: Duration, b: Duration| (a - b).as_secs_f64() * 1e3 / f64::from(frames);
         eprintln!(
-            "{name}/100: {cpu}{wall:.3} ms wall per frame; {:.1} tiles drawn ({:.3} ms \
+            "{name}/100: {cpu_time}{wall:.3} ms wall per frame; {:.1} tiles drawn ({:.3} ms \
              rasterizing, {:.3} ms layout), {:.1} forgotten per frame",
             per(after.tiles_rendered, before.tiles_rendered),
             ms(after.render, before.render),

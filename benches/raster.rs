@@ -12,6 +12,8 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+#[path = "support/cpu.rs"]
+mod cpu;
 #[path = "support/level.rs"]
 mod level;
 
@@ -34,16 +36,6 @@ fn scene() -> (Vec<Mesh>, Vec<Mat4>, Mat4) {
     (meshes, all, level::sun_view_proj())
 }
 
-/// User + system CPU time of this process so far (Linux `/proc/self/stat`, clock ticks of
-/// 1/100 s), or `None` elsewhere.
-fn process_cpu_seconds() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
-    let fields: Vec<&str> = stat[stat.rfind(')')? + 1..].split_whitespace().collect();
-    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
-    Some(ticks / 100.0)
-}
-
 fn bench_raster(c: &mut Criterion) {
     let (meshes, transforms, view_proj) = scene();
     let instances: Vec<Instance> = meshes
@@ -61,7 +53,7 @@ fn bench_raster(c: &mut Criterion) {
     // inflates wall time.
     for threads in [1usize, 2] {
         let frames = 20;
-        let (cpu0, wall0) = (process_cpu_seconds(), Instant::now());
+        let (cpu0, wall0) = (cpu::process_cpu_seconds(), Instant::now());
         for _ in 0..frames {
             target.clear(1.0);
             black_box(rasterize(
@@ -73,7 +65,7 @@ fn bench_raster(c: &mut Criterion) {
             ));
         }
         let wall = wall0.elapsed().as_secs_f64() * 1e3 / f64::from(frames);
-        match (cpu0, process_cpu_seconds()) {
+        match (cpu0, cpu::process_cpu_seconds()) {
             (Some(a), Some(b)) => eprintln!(
                 "raster {threads}t: {:.1} ms CPU per frame (all threads), {wall:.1} ms wall",
                 (b - a) * 1e3 / f64::from(frames)

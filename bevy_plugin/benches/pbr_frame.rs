@@ -1,6 +1,6 @@
-//! The frame cost of the `pbr` feature in the `pbr_stealth` example's setup, on the 100k-triangle
-//! level of `benches/raster.rs` built from `Mesh3d` entities: a sun with four 2048² cascades
-//! (Bevy's `CascadeShadowConfigBuilder` with 4 cascades), a camera, and 100 or 10,000
+//! The frame cost of the `pbr` feature in the `pbr_stealth` example's setup, on the benches'
+//! 100k-triangle level (`benches/support/level.rs`) built from `Mesh3d` entities: a sun with
+//! four 2048² cascades (Bevy's `CascadeShadowConfigBuilder` with 4 cascades), a camera, and 100 or 10,000
 //! `LightProbe`s whose `Exposure` includes the sun's Gaussian (Castaño 13-tap) shadow factor.
 //!
 //! ```sh
@@ -30,27 +30,10 @@ use bevy_tasks::{ComputeTaskPool, TaskPoolBuilder};
 use bevy_transform::prelude::*;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 
-/// Ground quads along x and z: 200 × 130 quads = 52,000 triangles.
-const GROUND: (u32, u32) = (200, 130);
-/// Cuboids: 4,000 × 12 = 48,000 triangles.
-const CUBOIDS: u32 = 4000;
+#[path = "../../benches/support/level.rs"]
+mod level;
 
-/// The raster bench's generator, so the level is the same.
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self) -> f32 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32
-    }
-}
-
-fn height(x: f32, z: f32) -> f32 {
-    0.6 * (x * 0.11).sin() * (z * 0.07).cos()
-}
+use level::{CUBOIDS, GROUND, Lcg, height};
 
 #[derive(Resource)]
 struct MoveCamera(bool);

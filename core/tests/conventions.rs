@@ -1,6 +1,8 @@
 //! Shadow conventions as data (issue 14): every convention against a case worked out by hand,
 //! and the batched query equal to the scalar one, bit for bit, under each.
 
+mod support;
+
 use std::f32::consts::FRAC_PI_2;
 use std::sync::Arc;
 
@@ -14,6 +16,7 @@ use penumbra_core::shadow::{
     shadow_sampler,
 };
 use penumbra_core::shadow::{Lighting, Occluder};
+use support::Rng;
 
 /// A view straight down from y = 10 over the square x, z in [−4, 4], depth 0..20: u = (x + 4)/8,
 /// v = (4 − z)/8, depth = (10 − y)/20 (forward). With 8 texels a texel is one world unit.
@@ -61,27 +64,10 @@ fn floor() -> Scene {
     scene
 }
 
-/// A small deterministic generator of test points.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> f32 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32
-    }
-
-    fn in_box(&mut self, lo: Vec3, hi: Vec3) -> Vec3 {
-        lo + (hi - lo) * Vec3::new(self.next(), self.next(), self.next())
-    }
-}
-
 /// Random points over `lo..hi`, the box's corners and edges of the map, and hostile values.
 fn points(lo: Vec3, hi: Vec3) -> Vec<Vec3> {
     let mut rng = Rng(7);
-    let mut out: Vec<Vec3> = (0..3000).map(|_| rng.in_box(lo, hi)).collect();
+    let mut out: Vec<Vec3> = (0..3000).map(|_| rng.point(lo, hi)).collect();
     for x in [-4.0f32, -3.999, -3.9, 0.0, 3.9, 3.999, 4.0, 4.001] {
         for z in [-4.0f32, -3.95, 0.3, 3.95, 4.0] {
             out.push(Vec3::new(x, 0.0, z));

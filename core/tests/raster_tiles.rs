@@ -2,6 +2,8 @@
 //! the full draw's bits, tiles not asked for are untouched, and an index refitted after
 //! instances move draws what a fresh full draw of the moved scene draws.
 
+mod support;
+
 use glam::camera::lh;
 use glam::{Mat4, Quat, Vec3};
 use penumbra_core::Format;
@@ -9,24 +11,7 @@ use penumbra_core::raster::{
     CullMode, DepthBias, DepthFunc, DepthTarget, Instance, InstanceIndex, Mesh, RasterState,
     TILE_SIZE, rasterize, rasterize_tiles,
 };
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> f32 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32
-    }
-    fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * self.next()
-    }
-    fn below(&mut self, n: u32) -> u32 {
-        ((self.next() * n as f32) as u32).min(n - 1)
-    }
-}
+use support::Rng;
 
 /// Cuboids, a ground of many small triangles and a few long slivers and huge triangles that
 /// cross many tiles and the camera plane.

@@ -442,8 +442,9 @@ impl Lighting {
         self.map_with_threads(id, self.threads)
     }
 
-    /// [`Lighting::map`] with `threads` rasterizer threads (a host that renders many maps at
-    /// once gives each one thread).
+    /// [`Lighting::map`] with `threads` rasterizer threads for a map rendered whole now (a host
+    /// that renders many maps at once gives each one thread); tiles drawn later, as queries
+    /// need them, use the lighting's own [`threads`](Lighting::threads).
     ///
     /// # Errors
     /// As [`Lighting::map`].
@@ -456,10 +457,9 @@ impl Lighting {
             crate::zone!("penumbra::Lighting::render map");
             let _total = self.maps_rendered.fetch_add(1, Ordering::Relaxed) + 1;
             crate::plot!("penumbra lighting maps rendered", _total as f64);
-            // Tiles are drawn as queries need them, on the lighting's threads (`threads`
-            // only sizes a whole render, for samplers the tiles cannot serve).
-            let _ = threads;
-            let threads = Scene {
+            // Tiles are drawn as queries need them, on the lighting's threads; `threads` sizes
+            // a whole render (samplers the tiles cannot serve), which happens now.
+            let tile_threads = Scene {
                 occluders: Vec::new(),
                 threads: self.threads,
             }
@@ -469,6 +469,7 @@ impl Lighting {
                 self.scene_index(),
                 self.bounds(),
                 &self.counters,
+                tile_threads,
                 threads,
             )
         })

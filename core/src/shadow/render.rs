@@ -318,8 +318,9 @@ impl ShadowMap {
     }
 
     /// A map of `light` over the lighting's indexed scene, drawn tile by tile as queries need
-    /// it (see [`Tiled`]); a light whose sampler the tiles cannot serve (address modes other
-    /// than CLAMP, BORDER and WRAP) is rendered whole. `bounds` are the scene's bounds.
+    /// it (see [`Tiled`]) on `tile_threads`; a light whose sampler the tiles cannot serve
+    /// (address modes other than CLAMP, BORDER and WRAP) is rendered whole now, on
+    /// `whole_threads` (0: all cores). `bounds` are the scene's bounds.
     ///
     /// # Errors
     /// As [`ShadowMap::render`].
@@ -328,7 +329,8 @@ impl ShadowMap {
         scene: &Arc<SceneIndex>,
         bounds: Aabb,
         counters: &Arc<TileCounters>,
-        threads: usize,
+        tile_threads: usize,
+        whole_threads: usize,
     ) -> Result<ShadowMap, ShadowError> {
         light.check()?;
         let (mats, layout) = light.projections(|| bounds)?;
@@ -344,14 +346,14 @@ impl ShadowMap {
             light.depth.clear_depth(),
             Arc::clone(scene),
             Arc::clone(counters),
-            threads,
+            tile_threads,
         );
         match tiled {
             Some(tiled) => Ok(ShadowMap::from_tiled(light, sampler, tiled, mats, layout)),
             None => {
                 let whole = Scene {
                     occluders: scene.occluders.clone(),
-                    threads,
+                    threads: whole_threads,
                 };
                 ShadowMap::render(light, &whole)
             }

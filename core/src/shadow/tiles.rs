@@ -198,8 +198,9 @@ pub(crate) struct Tiled {
     partial: OnceLock<Texture>,
 }
 
-/// `linear_fixed(v) >> 8` give or take one: the first texel of a bilinear tap, as a bound.
-fn first_texel(v: f32) -> i64 {
+/// `floor(v)`: R27's first texel of a bilinear tap (`linear_fixed(v) >> 8`) give or take one,
+/// as a bound (the callers add a texel of slack on each side).
+fn texel_floor(v: f32) -> i64 {
     let v = f64::from(v).clamp(-1e12, 1e12);
     v.floor() as i64
 }
@@ -333,8 +334,8 @@ impl Tiled {
         }
         let n = self.resolution as f32;
         let reduce = |c: f32, wrap: bool| if wrap { c - c.floor() } else { c };
-        let tx = first_texel(reduce(u, self.wrap[0]) * n - 0.5);
-        let ty = first_texel(reduce(v, self.wrap[1]) * n - 0.5);
+        let tx = texel_floor(reduce(u, self.wrap[0]) * n - 0.5);
+        let ty = texel_floor(reduce(v, self.wrap[1]) * n - 0.5);
         let xs = self.axis_tiles(tx - 1, tx + 2, self.wrap[0]);
         let ys = self.axis_tiles(ty - 1, ty + 2, self.wrap[1]);
         self.need_tiles(needs, slice, xs, ys);
@@ -387,7 +388,7 @@ impl Tiled {
             for &dt in offsets {
                 let p = d + (right * ds - up * dt) * (2.0 * texel * m);
                 let (f, s, t) = at(p);
-                let (tx, ty) = (first_texel(s), first_texel(t));
+                let (tx, ty) = (texel_floor(s), texel_floor(t));
                 let xs = self.axis_tiles(tx - 1, tx + 2, false);
                 let ys = self.axis_tiles(ty - 1, ty + 2, false);
                 self.need_tiles(needs, f, xs, ys);
