@@ -25,12 +25,14 @@ pub fn write(dir: &Path, rel: &str, text: &str) -> PathBuf {
     path
 }
 
-/// Options on `dir/root` with output folder `dir/out` and short limits for tests.
+/// Options on `dir/root` with output folder `dir/out` and short limits for tests. The timeout
+/// is only a safety cap (the timeout tests set their own): 5 s, so that a busy CI machine that
+/// stalls a tiny script for half a second does not fail it.
 pub fn options(dir: &Path) -> RuntimeOptions {
     RuntimeOptions::new(dir.join("root"))
         .out_dir(dir.join("out"))
         .max_memory(64 << 20)
-        .timeout(Duration::from_millis(500))
+        .timeout(Duration::from_secs(5))
 }
 
 /// A runtime on a fresh root for `test`.
