@@ -146,3 +146,63 @@ fn template_larger_than_image_is_an_error() {
     std::fs::remove_file(small).ok();
     std::fs::remove_file(big).ok();
 }
+
+/// The sprite of a black outline and its white-outlined look-alike (issue 17): RGBA with alpha
+/// masking is the default, as in the Lua API, so the true sprite ranks first; `--mask msad4`
+/// keeps the intrinsic's rule and `--luma` compares one byte a pixel.
+#[test]
+fn default_matching_counts_an_opaque_black_outline() {
+    let px = |x: u32, y: u32, outline: u8| -> [u8; 4] {
+        if x == 0 && y == 0 {
+            [0, 0, 0, 0]
+        } else if x == 0 || y == 0 || x == 5 || y == 5 {
+            [outline, outline, outline, 255]
+        } else {
+            [200, 30, 40, 255]
+        }
+    };
+    let sprite: Vec<u8> = (0..36).flat_map(|i| px(i % 6, i / 6, 0)).collect();
+    let mut screen = vec![90u8; 32 * 20 * 4];
+    for (ox, oy, outline) in [(2u32, 3u32, 255u8), (20, 10, 0)] {
+        for i in 0..36u32 {
+            let p = px(i % 6, i / 6, outline);
+            let at = (((oy + i / 6) * 32 + ox + i % 6) * 4) as usize;
+            if p[3] != 0 {
+                screen[at..at + 4].copy_from_slice(&p);
+            }
+        }
+    }
+    let (image, template) = (temp("outline-screen.png"), temp("outline-sprite.png"));
+    write_png(&Image::rgba8(32, 20, screen).unwrap(), &image).unwrap();
+    write_png(&Image::rgba8(6, 6, sprite).unwrap(), &template).unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["match".as_ref(), image.as_os_str(), template.as_os_str()];
+        args.extend(extra.iter().map(std::ffi::OsStr::new));
+        let out = penumbra(&args);
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert_eq!(run(&[]), "x=20 y=10 sad=0\n");
+    assert_eq!(run(&["--mask", "alpha"]), "x=20 y=10 sad=0\n");
+    assert_eq!(run(&["--mask", "msad4"]), "x=2 y=3 sad=0\n");
+    assert_eq!(run(&["--luma"]), "x=2 y=3 sad=0\n");
+    assert_eq!(run(&["--rgba"]), "x=20 y=10 sad=0\n");
+    let out = penumbra(&[
+        "match".as_ref(),
+        image.as_os_str(),
+        template.as_os_str(),
+        "--luma".as_ref(),
+        "--mask".as_ref(),
+        "alpha".as_ref(),
+    ]);
+    assert!(!out.status.success());
+    assert!(stderr_line(&out).contains("alpha masking needs an RGBA8 template"));
+    let help = penumbra(&["match".as_ref(), "--help".as_ref()]);
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("--mask") && help.contains("black included"),
+        "{help}"
+    );
+    std::fs::remove_file(image).ok();
+    std::fs::remove_file(template).ok();
+}

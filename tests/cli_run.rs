@@ -93,3 +93,35 @@ fn limits_and_the_root_come_from_the_command_line() {
     assert_eq!(code, Some(1));
     assert!(stderr.contains("--timeout"), "{stderr}");
 }
+
+/// `print` writes a penumbra answer (an f32) in its shortest form, as `writeCsv` does, and a
+/// likely mistake (an upward sun) is a warning on standard error with `file:line`, once, while
+/// the script goes on and exits 0.
+#[test]
+fn print_writes_short_numbers_and_warnings_go_to_stderr() {
+    let dir = scene(
+        "print-warn",
+        "w.luau",
+        r#"local t = penumbra.texture({ format = "R32_FLOAT", width = 1, height = 1, data = { 0.3 } })
+print(t:get(0, 0), 0.1 + 0.2, 7)
+local scene = penumbra.scene()
+for i = 1, 2 do
+  scene:addLight({ name = "sun" .. i, kind = "directional", direction = { 0, 1, 0 } })
+end
+print("done")
+"#,
+    );
+    let (code, stdout, stderr) = penumbra(&dir, &["run", "scripts/w.luau"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stdout.starts_with("0.3\t0.30000000000000004\t7\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("done"), "{stdout}");
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("warning:")).collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(
+        warnings[0].contains("scripts/w.luau:5: warning: desc.direction: {0, 1, 0} points up"),
+        "{stderr}"
+    );
+}

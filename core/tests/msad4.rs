@@ -3,9 +3,10 @@
 //! Oracles are naive byte loops written from the rules, never the crate's own kernels.
 
 use penumbra_core::msad4::{
-    Channels, CpuExtension, Image, Match, MatchError, MatchOptions, Pruning, SadMap, decode_png,
-    encode_heatmap_png, find_matches, load_png, load_png_template, msad4, msad4_buffer_search,
-    sad_bytes, sad_map, sad_map_into, sad_map_using, write_heatmap_png,
+    Channels, CpuExtension, Image, Masking, Match, MatchError, MatchOptions, Pruning, SadMap,
+    decode_png, encode_heatmap_png, find_matches, load_png, load_png_template, msad4,
+    msad4_buffer_search, sad_bytes, sad_map, sad_map_into, sad_map_masked, sad_map_masked_using,
+    sad_map_using, write_heatmap_png,
 };
 use proptest::prelude::*;
 
@@ -45,6 +46,33 @@ fn naive_sad(image: &Image, template: &Image, x: u32, y: u32) -> u32 {
         }
     }
     sum
+}
+
+/// The alpha-masked SAD at one position: pixels with alpha 0 do not count, every byte of the
+/// others does (0 included).
+fn naive_alpha_sad(image: &Image, template: &Image, x: u32, y: u32) -> u32 {
+    let mut sum = 0u32;
+    for ty in 0..template.height() {
+        for tx in 0..template.width() {
+            let t = template.pixel(tx, ty).unwrap();
+            let p = image.pixel(x + tx, y + ty).unwrap();
+            if t[3] != 0 {
+                sum += (0..4).map(|c| t[c].abs_diff(p[c]) as u32).sum::<u32>();
+            }
+        }
+    }
+    sum
+}
+
+fn naive_alpha_map(image: &Image, template: &Image) -> Vec<u32> {
+    let (nx, ny) = (
+        image.width() - template.width() + 1,
+        image.height() - template.height() + 1,
+    );
+    (0..ny)
+        .flat_map(|y| (0..nx).map(move |x| (x, y)))
+        .map(|(x, y)| naive_alpha_sad(image, template, x, y))
+        .collect()
 }
 
 fn naive_map(image: &Image, template: &Image) -> Vec<u32> {
@@ -571,6 +599,7 @@ fn planted_sprite_with_transparent_pixels_is_found_at_its_exact_position() {
         for ext in CpuExtension::supported() {
             let opts = MatchOptions {
                 backend: Some(ext),
+                masking: Masking::Msad4,
                 ..MatchOptions::default()
             };
             let found = find_matches(&image, &tpl, &opts).unwrap();
@@ -616,6 +645,7 @@ fn find_matches_equals_naive_greedy_nms() {
                 _ => None,
             },
             threads: 1 + (case % 3) as usize,
+            masking: Masking::Msad4,
             ..MatchOptions::default()
         };
         let want = naive_matches(&image, &tpl, &opts);
@@ -666,6 +696,7 @@ fn pruned_search_equals_exhaustive_on_large_templates() {
                 top_k,
                 threads: 2,
                 max_sad: (case == 5).then_some(50_000),
+                masking: Masking::Msad4,
                 ..MatchOptions::default()
             };
             let exhaustive = pruned_equals_exhaustive(&image, &tpl, &base, &format!("case {case}"));
@@ -712,6 +743,7 @@ fn pruned_search_equals_exhaustive_on_near_copies() {
         for top_k in [1, 2, 4] {
             let base = MatchOptions {
                 top_k,
+                masking: Masking::Msad4,
                 ..MatchOptions::default()
             };
             let label = format!("case {case} noise {noise}");
@@ -729,6 +761,7 @@ fn flat_images_tie_everywhere_and_resolve_by_row_then_column() {
         top_k: 3,
         nms_radius: Some((0, 0)),
         pruning: Pruning::Always,
+        masking: Masking::Msad4,
         ..MatchOptions::default()
     };
     let found = find_matches(&image, &tpl, &opts).unwrap();
@@ -744,11 +777,13 @@ fn top_zero_and_tight_max_sad_return_nothing() {
     let tpl = random_template(&mut rng, 5, 5, Channels::R8, 0);
     let none = MatchOptions {
         top_k: 0,
+        masking: Masking::Msad4,
         ..MatchOptions::default()
     };
     assert!(find_matches(&image, &tpl, &none).unwrap().is_empty());
     let strict = MatchOptions {
         max_sad: Some(0),
+        masking: Masking::Msad4,
         ..MatchOptions::default()
     };
     assert!(find_matches(&image, &tpl, &strict).unwrap().is_empty());
@@ -867,6 +902,7 @@ fn pruned_search_is_exact_with_wide_block_sums_and_sparse_masks() {
         for top_k in [1, 4] {
             let base = MatchOptions {
                 top_k,
+                masking: Masking::Msad4,
                 ..MatchOptions::default()
             };
             let never = find_matches(
@@ -891,4 +927,153 @@ fn pruned_search_is_exact_with_wide_block_sums_and_sparse_masks() {
             assert_eq!(never[0].sad, 0);
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Alpha masking (issue 17): transparent pixels are "don't care", opaque 0 bytes count.
+
+#[test]
+fn alpha_masking_equals_the_naive_loop_on_every_backend() {
+    let mut rng = Rng(0xA1FA_0017);
+    for case in 0..60u64 {
+        let w = 1 + rng.below(120) as u32;
+        let h = 1 + rng.below(20) as u32;
+        let tw = 1 + rng.below(w.min(40) as u64) as u32;
+        let th = 1 + rng.below(h as u64) as u32;
+        let image = random_image(&mut rng, w, h, Channels::Rgba8);
+        // Bytes 0 often (black, transparent), alpha 0 on some pixels with colour left in them.
+        let mut tpl = random_template(
+            &mut rng,
+            tw,
+            th,
+            Channels::Rgba8,
+            [0, 60, 128][case as usize % 3],
+        );
+        let mut data = tpl.data().to_vec();
+        for p in data.chunks_exact_mut(4) {
+            match rng.below(4) {
+                0 => p[3] = 0,
+                1 => p[..3].fill(0),
+                _ => {}
+            }
+        }
+        tpl = Image::rgba8(tw, th, data).unwrap();
+        let want = naive_alpha_map(&image, &tpl);
+        for &ext in &CpuExtension::supported() {
+            for threads in [1, 2] {
+                for masking in [Masking::Alpha, Masking::Auto] {
+                    let got = sad_map_masked_using(&image, &tpl, masking, threads, ext).unwrap();
+                    assert_eq!(
+                        got.data(),
+                        &want[..],
+                        "{ext} x{threads} {masking:?}, case {case}"
+                    );
+                }
+            }
+        }
+        // msad4's own rule stays available by name and is sad_map's.
+        let raw = sad_map_masked(&image, &tpl, Masking::Msad4, 1).unwrap();
+        assert_eq!(raw, sad_map(&image, &tpl, 1).unwrap());
+        assert_eq!(raw.data(), &naive_map(&image, &tpl)[..]);
+        // find_matches under alpha masking is the naive walk over the alpha map.
+        let opts = MatchOptions {
+            top_k: 3,
+            nms_radius: Some((1, 1)),
+            ..MatchOptions::default()
+        };
+        let found = find_matches(&image, &tpl, &opts).unwrap();
+        let nx = image.width() - tw + 1;
+        let mut all: Vec<(u32, u32, u32)> = want
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| (s, i as u32 / nx, i as u32 % nx))
+            .collect();
+        all.sort();
+        assert_eq!(found[0].sad, u64::from(all[0].0), "case {case}");
+        assert_eq!(
+            (found[0].x, found[0].y),
+            (all[0].2, all[0].1),
+            "case {case}"
+        );
+    }
+}
+
+/// A sprite with an opaque black outline and a look-alike with a white one: under msad4's rule
+/// the outline does not count and the look-alike scores 0 and can rank first; alpha masking
+/// ranks the true sprite first.
+#[test]
+fn alpha_masking_ranks_the_black_outlined_sprite_over_a_white_outlined_look_alike() {
+    let (sw, sh) = (6u32, 6u32);
+    // The sprite: a transparent corner, a black outline, a red inside.
+    let sprite_px = |x: u32, y: u32, outline: [u8; 3]| -> [u8; 4] {
+        if x == 0 && y == 0 {
+            [0, 0, 0, 0]
+        } else if x == 0 || y == 0 || x == sw - 1 || y == sh - 1 {
+            [outline[0], outline[1], outline[2], 255]
+        } else {
+            [200, 30, 40, 255]
+        }
+    };
+    let mut tpl = Vec::new();
+    for y in 0..sh {
+        for x in 0..sw {
+            tpl.extend(sprite_px(x, y, [0, 0, 0]));
+        }
+    }
+    let tpl = Image::rgba8(sw, sh, tpl).unwrap();
+    // A grey screen with the look-alike (white outline) at (2, 3) and the true sprite at
+    // (20, 10).
+    let (w, h) = (32u32, 20u32);
+    let mut img = vec![90u8; (w * h * 4) as usize];
+    let mut put = |ox: u32, oy: u32, outline: [u8; 3]| {
+        for y in 0..sh {
+            for x in 0..sw {
+                let p = sprite_px(x, y, outline);
+                let at = (((oy + y) * w + ox + x) * 4) as usize;
+                if p[3] != 0 {
+                    img[at..at + 4].copy_from_slice(&p);
+                }
+            }
+        }
+    };
+    put(2, 3, [255, 255, 255]);
+    put(20, 10, [0, 0, 0]);
+    let image = Image::rgba8(w, h, img).unwrap();
+    let top = |masking| {
+        let opts = MatchOptions {
+            top_k: 2,
+            masking,
+            ..MatchOptions::default()
+        };
+        find_matches(&image, &tpl, &opts).unwrap()
+    };
+    // msad4's rule: both score 0 and the tie goes to the smaller (y, x): the look-alike.
+    let raw = top(Masking::Msad4);
+    assert_eq!((raw[0].x, raw[0].y, raw[0].sad), (2, 3, 0));
+    assert_eq!((raw[1].x, raw[1].y, raw[1].sad), (20, 10, 0));
+    // Alpha masking (the default for RGBA8): the true sprite first with SAD 0, the look-alike
+    // far behind (its 19 outline pixels × 3 channels × 255), behind even plain background.
+    let alpha = top(Masking::Auto);
+    assert_eq!((alpha[0].x, alpha[0].y, alpha[0].sad), (20, 10, 0));
+    assert!(alpha[1].sad > 0 && (alpha[1].x, alpha[1].y) != (2, 3));
+    let map = sad_map_masked(&image, &tpl, Masking::Alpha, 1).unwrap();
+    assert_eq!(map.get(2, 3), Some(19 * 3 * 255));
+}
+
+#[test]
+fn alpha_masking_needs_an_rgba_template() {
+    let image = Image::r8(4, 4, vec![7; 16]).unwrap();
+    let tpl = Image::r8(2, 2, vec![0, 1, 2, 3]).unwrap();
+    let err = sad_map_masked(&image, &tpl, Masking::Alpha, 1).unwrap_err();
+    assert_eq!(err, MatchError::AlphaNeedsRgba(Channels::R8));
+    assert!(err.to_string().contains("RGBA8"), "{err}");
+    // Auto on R8 is msad4's rule.
+    assert_eq!(
+        sad_map_masked(&image, &tpl, Masking::Auto, 1).unwrap(),
+        sad_map(&image, &tpl, 1).unwrap()
+    );
+    for m in [Masking::Auto, Masking::Alpha, Masking::Msad4] {
+        assert_eq!(Masking::from_name(m.name()), Some(m));
+    }
+    assert_eq!(Masking::from_name("Alpha"), None);
 }

@@ -114,6 +114,7 @@ fn template_search_runs_on_a_small_stack_on_every_backend() {
                     top_k: 3,
                     backend: Some(backend),
                     pruning,
+                    masking: Masking::Msad4,
                     ..MatchOptions::default()
                 };
                 let found = find_matches(&image, &template, &opts).unwrap();

@@ -40,6 +40,12 @@ pub(crate) struct Host {
     /// Runtime-named Tracy plots, leaked once per name.
     #[cfg(feature = "tracy")]
     pub plots: RefCell<HashMap<String, tracy_client::PlotName>>,
+    /// Warnings given so far (`file:line: warning: …`), each place and kind once.
+    warnings: RefCell<Vec<String>>,
+    /// `(file, line, kind)` of the warnings given, so a loop warns once.
+    warned: RefCell<HashSet<(String, u32, &'static str)>>,
+    /// Whether warnings are also written to standard error.
+    pub print_warnings: Cell<bool>,
 }
 
 impl Host {
@@ -57,7 +63,36 @@ impl Host {
             loading: RefCell::new(HashSet::new()),
             #[cfg(feature = "tracy")]
             plots: RefCell::new(HashMap::new()),
+            warnings: RefCell::new(Vec::new()),
+            warned: RefCell::new(HashSet::new()),
+            print_warnings: Cell::new(true),
         }
+    }
+
+    /// Warns about a likely mistake that is not an error (an upward sun, an angle in
+    /// radians): once per script line and `kind`, as `file:line: warning: message`, kept for
+    /// [`Runtime::warnings`](crate::Runtime::warnings) and written to standard error unless
+    /// the host turned that off. Never fails the script (a failed write is ignored).
+    pub fn warn(&self, lua: &Lua, kind: &'static str, message: &str) {
+        let (file, line) = crate::api::caller_location(lua).unwrap_or_else(|| ("?".into(), 0));
+        if !self.warned.borrow_mut().insert((file.clone(), line, kind)) {
+            return;
+        }
+        let text = format!("{file}:{line}: warning: {message}");
+        if self.print_warnings.get() {
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr().lock(), "{text}");
+        }
+        let mut all = self.warnings.borrow_mut();
+        // A script warning in a loop over many lines stays bounded.
+        if all.len() < 1000 {
+            all.push(text);
+        }
+    }
+
+    /// The warnings given so far, oldest first.
+    pub fn warnings(&self) -> Vec<String> {
+        self.warnings.borrow().clone()
     }
 
     /// The host of `lua`, installing a default one (no files, no deadline) if there is none.

@@ -68,3 +68,15 @@ pub const FLAVOUR: &str = if cfg!(feature = "luau") {
 } else {
     "Lua 5.4"
 };
+
+/// The fields and methods of every script-visible type, `(type, fields, methods)`, as the
+/// did-you-mean errors know them (for tests that check them against types.d.luau).
+#[doc(hidden)]
+#[must_use]
+pub fn member_lists() -> Vec<(
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+)> {
+    api::names::member_lists()
+}

@@ -127,6 +127,7 @@ impl Runtime {
                 crate::require::require_function(&lua).map_err(setup)?,
             )
             .map_err(setup)?;
+        crate::api::names::strict_globals(&lua).map_err(setup)?;
         sandbox::install_deadline(&lua, Rc::clone(&host)).map_err(setup)?;
         sandbox::guard_protected_calls(&lua, Rc::clone(&host)).map_err(setup)?;
         #[cfg(feature = "luau")]
@@ -202,6 +203,20 @@ impl Runtime {
     #[must_use]
     pub fn lua(&self) -> &Lua {
         &self.lua
+    }
+
+    /// The warnings scripts got so far (`file:line: warning: …`, each place once): likely
+    /// mistakes that are not errors, such as a directional light pointing up or a spot angle
+    /// given in radians. They are also written to standard error unless
+    /// [`Runtime::set_print_warnings`] turned that off.
+    #[must_use]
+    pub fn warnings(&self) -> Vec<String> {
+        crate::host::Host::of(&self.lua).warnings()
+    }
+
+    /// Whether warnings are written to standard error as they happen (default on).
+    pub fn set_print_warnings(&self, on: bool) {
+        crate::host::Host::of(&self.lua).print_warnings.set(on);
     }
 
     /// The options the runtime was built with.

@@ -52,6 +52,10 @@ pub(crate) fn install_print(lua: &Lua) -> mlua::Result<()> {
             }
             match v {
                 Value::String(s) => line.extend_from_slice(&s.as_bytes()),
+                // Numbers as writeCsv writes them (a lit fraction of 0.3 prints as 0.3).
+                Value::Number(n) => {
+                    line.extend_from_slice(crate::api::number_text(*n).as_bytes());
+                }
                 other => line.extend_from_slice(other.to_string()?.as_bytes()),
             }
         }

@@ -461,3 +461,84 @@ fn comparison_batches_give_the_reference_bits() {
         &["Sampler:sampleCmpLevelZeroBatch: coords[1]:"],
     );
 }
+
+// ---- alpha masking (issue 17) -----------------------------------------------------------------
+
+/// A 6×6 sprite: a transparent corner, an opaque black outline, a red inside; and a 32×20 grey
+/// screen holding a look-alike with a white outline at (2, 3) and the true sprite at (20, 10).
+fn outline_pngs(dir: &std::path::Path) {
+    use penumbra_core::msad4::encode_png;
+    let px = |x: u32, y: u32, outline: u8| -> [u8; 4] {
+        if x == 0 && y == 0 {
+            [0, 0, 0, 0]
+        } else if x == 0 || y == 0 || x == 5 || y == 5 {
+            [outline, outline, outline, 255]
+        } else {
+            [200, 30, 40, 255]
+        }
+    };
+    let sprite: Vec<u8> = (0..36).flat_map(|i| px(i % 6, i / 6, 0)).collect();
+    let mut screen = vec![90u8; 32 * 20 * 4];
+    for (ox, oy, outline) in [(2u32, 3u32, 255u8), (20, 10, 0)] {
+        for i in 0..36u32 {
+            let p = px(i % 6, i / 6, outline);
+            let at = (((oy + i / 6) * 32 + ox + i % 6) * 4) as usize;
+            if p[3] != 0 {
+                screen[at..at + 4].copy_from_slice(&p);
+            }
+        }
+    }
+    let png = |w, h, data| encode_png(&Image::rgba8(w, h, data).unwrap()).unwrap();
+    std::fs::write(dir.join("sprite.png"), png(6, 6, sprite)).unwrap();
+    std::fs::write(dir.join("screen.png"), png(32, 20, screen)).unwrap();
+}
+
+#[test]
+fn find_image_counts_a_sprites_black_outline_by_default() {
+    let (rt, dir) = runtime("match-alpha");
+    outline_pngs(&dir.join("root"));
+    let load = "local img = penumbra.loadImage('screen.png')\n\
+                local tpl = penumbra.loadImage('sprite.png')\n";
+    // The default (alpha masking for RGBA): the true sprite first, at SAD 0.
+    let best: Vec<u64> = eval(
+        &rt,
+        &format!("{load}local m = penumbra.findImage(img, tpl)[1] return {{m.x, m.y, m.sad}}"),
+    );
+    assert_eq!(best, [20, 10, 0]);
+    // "alpha" by name is the same; the look-alike's SAD counts its 19 white outline pixels.
+    let sads: Vec<u64> = eval(
+        &rt,
+        &format!(
+            "{load}local a = penumbra.sadMap(img, tpl, {{mask = 'alpha'}})\n\
+             local d = penumbra.sadMap(img, tpl)\n\
+             local r = penumbra.sadMap(img, tpl, {{mask = 'msad4'}})\n\
+             return {{a:get(2, 3), d:get(2, 3), a:get(20, 10), r:get(2, 3), r:get(20, 10)}}"
+        ),
+    );
+    assert_eq!(sads, [19 * 3 * 255, 19 * 3 * 255, 0, 0, 0]);
+    // msad4's rule by name: the outline does not count, both score 0, the look-alike ranks
+    // first (the smaller row).
+    let raw: Vec<u64> = eval(
+        &rt,
+        &format!(
+            "{load}local m = penumbra.findImage(img, tpl, {{mask = 'msad4'}})[1]\n\
+             return {{m.x, m.y, m.sad}}"
+        ),
+    );
+    assert_eq!(raw, [2, 3, 0]);
+    fails_with(
+        &rt,
+        &format!("{load}penumbra.findImage(img, tpl, {{mask = 'Alpha'}})"),
+        &[
+            "penumbra.findImage: options.mask = \"Alpha\": expected \"alpha\"",
+            "\"msad4\"",
+        ],
+    );
+    fails_with(
+        &rt,
+        "local g = penumbra.texture({format = 'R8_UNORM', width = 4, height = 4})\n\
+         local t = penumbra.texture({format = 'R8_UNORM', width = 2, height = 2})\n\
+         penumbra.findImage(g, t, {mask = 'alpha'})",
+        &["penumbra.findImage: alpha masking needs an RGBA8 template"],
+    );
+}

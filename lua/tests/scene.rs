@@ -570,7 +570,7 @@ fn query_arguments_are_checked() {
         ),
         (
             "scene:canSee(sun, {1, 1, 1})",
-            &["Scene:canSee: eye: expected an Eye or a position, got a Light"],
+            &["Scene:canSee: eye: expected an Eye, an eye's name or a position, got a Light"],
         ),
         (
             "scene:addEye({name = 'g', position = {0, 2, 0}})",

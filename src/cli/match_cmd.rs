@@ -1,11 +1,12 @@
 //! `penumbra match IMAGE TEMPLATE`: find a sprite, tile or UI element in an image by masked SAD
-//! (HLSL `msad4` semantics, SPEC §4).
+//! (HLSL `msad4` semantics, SPEC §4), comparing RGBA with the template's transparent pixels as
+//! "don't care" by default — the Lua API's `findImage` default too.
 
 use std::path::PathBuf;
 
 use penumbra_core::msad4::{
-    Channels, DecodeLimits, MatchError, MatchOptions, find_matches, load_png_within, sad_map,
-    write_heatmap_png,
+    Channels, DecodeLimits, Masking, MatchError, MatchOptions, find_matches, load_png_within,
+    sad_map_masked, write_heatmap_png,
 };
 
 use super::limits::{Timeout, parse_timeout};
@@ -19,7 +20,7 @@ pub const MAX_TOP: usize = 10_000;
 pub struct MatchArgs {
     /// The image to search (PNG).
     pub image: PathBuf,
-    /// The template to find (PNG). Fully transparent pixels and 0 bytes are "don't care".
+    /// The template to find (PNG). Its fully transparent pixels are "don't care" (see --mask).
     pub template: PathBuf,
     /// How many matches to report, 1 to 10000 (non-maximum suppression keeps them half a
     /// template apart).
@@ -37,9 +38,18 @@ pub struct MatchArgs {
     /// Threads to use.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub threads: usize,
-    /// Compare all four RGBA channels instead of luma.
-    #[arg(long)]
+    /// Compare luma (one byte per pixel) instead of all four RGBA channels, the default.
+    #[arg(long, conflicts_with = "rgba")]
+    pub luma: bool,
+    /// Compare all four RGBA channels (the default; kept for older scripts).
+    #[arg(long, hide = true)]
     pub rgba: bool,
+    /// What is "don't care" in the template. alpha: only pixels whose alpha is 0; every byte of
+    /// an opaque pixel counts, black included (RGBA only). msad4: every 0 byte, as HLSL's msad4
+    /// masks its reference — an opaque black outline then does not count. auto: alpha for RGBA,
+    /// msad4 for --luma (a luma template has no alpha: its transparent pixels are made 0).
+    #[arg(long, value_name = "MODE", default_value = "auto", value_parser = parse_masking)]
+    pub mask: Masking,
     /// Time limit in seconds for the whole search ("inf" for none).
     #[arg(long, value_name = "S", default_value = "10", value_parser = parse_timeout)]
     pub timeout: Timeout,
@@ -63,10 +73,10 @@ pub fn run(args: &MatchArgs) -> Result<(), Failure> {
         )
         .into());
     }
-    let channels = if args.rgba {
-        Channels::Rgba8
-    } else {
+    let channels = if args.luma {
         Channels::R8
+    } else {
+        Channels::Rgba8
     };
     let limits = DecodeLimits {
         max_pixels: args.max_pixels,
@@ -79,11 +89,12 @@ pub fn run(args: &MatchArgs) -> Result<(), Failure> {
             top_k: args.top,
             max_sad: args.max_sad,
             threads: args.threads.max(1),
+            masking: args.mask,
             ..MatchOptions::default()
         };
         let matches = find_matches(&image, &template, &opts)?;
         if let Some(out) = &args.heatmap {
-            let map = sad_map(&image, &template, opts.threads)?;
+            let map = sad_map_masked(&image, &template, args.mask, opts.threads)?;
             write_heatmap_png(&map, out)?;
         }
         Ok(matches)
@@ -99,4 +110,9 @@ pub fn run(args: &MatchArgs) -> Result<(), Failure> {
         }
     }
     print(&text)
+}
+
+/// `--mask`: "auto", "alpha" or "msad4".
+fn parse_masking(text: &str) -> Result<Masking, String> {
+    Masking::from_name(text).ok_or_else(|| format!("{text:?}: expected auto, alpha or msad4"))
 }

@@ -30,6 +30,7 @@
 
 use serde::Serialize;
 
+use super::plan::{Masking, apply_masking};
 use super::scalar::{self, Lane};
 use super::{CpuExtension, Image, MatchError, Prepared, check_backend, dispatch};
 #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
@@ -76,6 +77,9 @@ pub struct MatchOptions {
     pub backend: Option<CpuExtension>,
     /// Bound-based pruning (never changes the answer, only the time).
     pub pruning: Pruning,
+    /// What counts as "don't care" in the template ([`Masking::Auto`]: the alpha channel for
+    /// RGBA8 templates, 0 bytes for R8).
+    pub masking: Masking,
 }
 
 impl Default for MatchOptions {
@@ -87,6 +91,7 @@ impl Default for MatchOptions {
             threads: 1,
             backend: None,
             pruning: Pruning::Auto,
+            masking: Masking::Auto,
         }
     }
 }
@@ -118,7 +123,9 @@ pub fn find_matches(
     crate::zone!("penumbra::msad4::find_matches");
     let backend = opts.backend.unwrap_or_default();
     check_backend(backend)?;
-    let prepared = Prepared::new(image, template)?;
+    let (template, zeros) = apply_masking(template, opts.masking)?;
+    let template = &*template;
+    let prepared = Prepared::with_alpha(image, template, zeros.as_ref())?;
     if opts.top_k == 0 {
         return Ok(Vec::new());
     }
@@ -134,7 +141,10 @@ pub fn find_matches(
         threads: opts.threads.max(1),
         backend,
     };
+    // The bounds know `msad4`'s masking only: alpha masking's opaque 0 bytes are scored
+    // exhaustively.
     let prune = match opts.pruning {
+        _ if prepared.alpha.is_some() => false,
         Pruning::Never => false,
         Pruning::Always => true,
         Pruning::Auto => {

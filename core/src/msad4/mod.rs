@@ -10,6 +10,10 @@
 //! * [`sad_map`] — the SAD of an [`Image`] template at every position where it fits. RGBA8
 //!   sums over the four channels, and template bytes that are 0 are "don't care", as in `msad4`:
 //!   a sprite's transparent pixels (all bytes 0) do not count.
+//! * [`Masking`] — what "don't care" means for a search: `msad4`'s own rule (every 0 template
+//!   byte) or the alpha channel (only pixels with alpha 0; every byte of an opaque pixel counts,
+//!   black included). [`find_matches`] and [`sad_map_masked`] take it; [`Masking::Auto`], the
+//!   default, is alpha for RGBA8 templates and `msad4`'s rule for R8.
 //! * [`find_matches`] — the best `k` positions, with non-maximum suppression and an optional
 //!   `max_sad`; exact (a pruned search returns exactly what the exhaustive one returns) and
 //!   deterministic (ties go to the smaller `(y, x)`).
@@ -66,6 +70,7 @@ pub use image_io::{
     load_png_template, load_png_within, write_heatmap_png, write_png,
 };
 pub use matching::{Match, MatchOptions, Pruning, find_matches};
+pub use plan::Masking;
 pub use scalar::msad4;
 pub use search::{msad4_buffer_search, sad_bytes};
 
@@ -162,6 +167,12 @@ pub enum MatchError {
     /// The [deadline](crate::deadline) in force passed before the search finished.
     #[error("stopped: the deadline passed before the search finished")]
     Interrupted,
+    /// [`Masking::Alpha`] asked for a template without an alpha channel.
+    #[error(
+        "alpha masking needs an RGBA8 template (this one is {0}); use msad4 masking for R8, \
+         where 0 bytes are \"don't care\""
+    )]
+    AlphaNeedsRgba(Channels),
 }
 
 impl From<crate::deadline::Interrupted> for MatchError {
@@ -344,6 +355,47 @@ pub fn sad_map(image: &Image, template: &Image, threads: usize) -> Result<SadMap
     sad_map_using(image, template, threads, CpuExtension::default())
 }
 
+/// [`sad_map`] with a chosen [`Masking`]: with [`Masking::Alpha`] (or `Auto` on an RGBA8
+/// template) only pixels whose alpha is 0 are "don't care", and every byte of the others counts,
+/// 0 included.
+///
+/// ```
+/// use penumbra_core::msad4::{Image, Masking, sad_map, sad_map_masked};
+/// // An opaque black pixel and a transparent one, against white and grey.
+/// let template = Image::rgba8(2, 1, vec![0, 0, 0, 255, 9, 9, 9, 0])?;
+/// let image = Image::rgba8(2, 1, vec![255, 255, 255, 255, 128, 128, 128, 255])?;
+/// // msad4's rule: the black pixel's 0 bytes do not count (its alpha matches), the
+/// // transparent pixel's 9s do.
+/// assert_eq!(sad_map(&image, &template, 1)?.data(), &[3 * 119]);
+/// // Alpha masking: black counts in full, the transparent pixel not at all.
+/// assert_eq!(sad_map_masked(&image, &template, Masking::Alpha, 1)?.data(), &[3 * 255]);
+/// # Ok::<(), penumbra_core::msad4::MatchError>(())
+/// ```
+pub fn sad_map_masked(
+    image: &Image,
+    template: &Image,
+    masking: Masking,
+    threads: usize,
+) -> Result<SadMap, MatchError> {
+    sad_map_masked_using(image, template, masking, threads, CpuExtension::default())
+}
+
+/// [`sad_map_masked`] with a chosen backend.
+pub fn sad_map_masked_using(
+    image: &Image,
+    template: &Image,
+    masking: Masking,
+    threads: usize,
+    backend: CpuExtension,
+) -> Result<SadMap, MatchError> {
+    let (template, alpha) = plan::apply_masking(template, masking)?;
+    sad_map_prepared(
+        Prepared::with_alpha(image, &template, alpha.as_ref())?,
+        threads,
+        backend,
+    )
+}
+
 /// [`sad_map`] with a chosen backend (fails with [`MatchError::UnsupportedCpuExtension`] if this
 /// CPU or build lacks it).
 pub fn sad_map_using(
@@ -352,9 +404,16 @@ pub fn sad_map_using(
     threads: usize,
     backend: CpuExtension,
 ) -> Result<SadMap, MatchError> {
+    sad_map_prepared(Prepared::new(image, template)?, threads, backend)
+}
+
+fn sad_map_prepared(
+    prepared: Prepared<'_>,
+    threads: usize,
+    backend: CpuExtension,
+) -> Result<SadMap, MatchError> {
     crate::zone!("penumbra::msad4::sad_map");
     check_backend(backend)?;
-    let prepared = Prepared::new(image, template)?;
     let mut data = Vec::new();
     data.try_reserve_exact(prepared.plan.nx * prepared.plan.ny)
         .map_err(|_| MatchError::OutOfMemory {
@@ -423,18 +482,67 @@ pub(crate) struct Prepared<'a> {
     pub image: &'a Image,
     pub layout: Layout,
     pub plan: Plan,
+    /// Alpha masking's second pass, when the template has opaque 0 bytes.
+    pub alpha: Option<AlphaPass>,
+}
+
+/// The opaque 0 bytes of an alpha-masked template, which `msad4` would not count: a template
+/// holding 255 exactly there scores `Σ (255 − w)` over them, so their true share `Σ w` is
+/// `255·n − that` ([`plan::apply_masking`]).
+pub(crate) struct AlphaPass {
+    plan: Plan,
+    /// `255 × n`, `n` the number of opaque 0 bytes.
+    full: u32,
 }
 
 impl<'a> Prepared<'a> {
     pub fn new(image: &'a Image, template: &Image) -> Result<Prepared<'a>, MatchError> {
+        Prepared::with_alpha(image, template, None)
+    }
+
+    /// Planned for `template`, plus the second pass of alpha masking when `zeros` (the
+    /// template of opaque 0 bytes from [`plan::apply_masking`]) is given.
+    pub fn with_alpha(
+        image: &'a Image,
+        template: &Image,
+        zeros: Option<&plan::OpaqueZeros>,
+    ) -> Result<Prepared<'a>, MatchError> {
         plan::check_pair(image, template)?;
         let layout = Layout::new(image, template);
         let plan = Plan::new(&layout, image, template)?;
+        let alpha = match zeros {
+            Some(z) => Some(AlphaPass {
+                plan: Plan::new(&layout, image, &z.template)?,
+                full: z.full,
+            }),
+            None => None,
+        };
         Ok(Prepared {
             image,
             layout,
             plan,
+            alpha,
         })
+    }
+
+    /// Adds alpha masking's share of the opaque 0 bytes to a row of `msad4` SADs, if any.
+    fn add_alpha(
+        &self,
+        backend: CpuExtension,
+        row: &[u8],
+        out: &mut [u32],
+        extra: &mut Vec<u32>,
+        scratch: &mut Vec<u16>,
+    ) {
+        if let Some(a) = &self.alpha {
+            extra.resize(a.plan.padded_nx(), 0);
+            sad_row(backend, &a.plan, row, extra, scratch);
+            for (o, e) in out.iter_mut().zip(extra.iter()) {
+                // `e ≤ full` (each of the n terms is at most 255), and the sum fits as the
+                // template's own bound does (Plan::new checks it).
+                *o += a.full - e;
+            }
+        }
     }
 
     /// The whole SAD map, rows split over `threads` threads, into `data` (replacing its
@@ -460,6 +568,7 @@ impl<'a> Prepared<'a> {
         let mut buf = Vec::new();
         let mut row_out = Vec::new();
         let mut scratch = Vec::new();
+        let mut extra = Vec::new();
         for b0 in (0..rows).step_by(BAND_ROWS) {
             let n = BAND_ROWS.min(rows - b0);
             self.layout.fill(self.image, y0 + b0, n, &mut buf);
@@ -478,6 +587,8 @@ impl<'a> Prepared<'a> {
                     sad_row(backend, plan, row, &mut row_out, &mut scratch);
                     band[at..at + nx].copy_from_slice(&row_out[..nx]);
                 }
+                let out = &mut band[at..at + nx];
+                self.add_alpha(backend, row, out, &mut extra, &mut scratch);
             }
         }
     }
@@ -493,6 +604,7 @@ impl<'a> Prepared<'a> {
         let mut buf = Vec::new();
         let mut row_out = vec![0u32; plan.padded_nx()];
         let mut scratch = Vec::new();
+        let mut extra = Vec::new();
         for y0 in ys.clone().step_by(BAND_ROWS) {
             let n = BAND_ROWS.min(ys.end - y0);
             self.layout.fill(self.image, y0, n, &mut buf);
@@ -502,7 +614,9 @@ impl<'a> Prepared<'a> {
                 }
                 let row = &buf[i * self.layout.stride..];
                 sad_row(backend, plan, row, &mut row_out, &mut scratch);
-                sink(y0 + i, &row_out[..plan.nx]);
+                let out = &mut row_out[..plan.nx];
+                self.add_alpha(backend, row, out, &mut extra, &mut scratch);
+                sink(y0 + i, out);
             }
         }
     }

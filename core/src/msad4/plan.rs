@@ -266,3 +266,101 @@ fn batches(plain: usize, pair: usize) -> Vec<Batch> {
         })
         .collect()
 }
+
+/// What counts as "don't care" in a template.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Masking {
+    /// [`Masking::Alpha`] for RGBA8 templates, [`Masking::Msad4`] for R8 ones (which have no
+    /// alpha channel).
+    #[default]
+    Auto,
+    /// Pixels whose alpha is 0 are "don't care"; every byte of any other pixel counts, 0
+    /// included (a sprite's opaque black outline is compared like any colour). RGBA8 only.
+    Alpha,
+    /// `msad4`'s own rule (R115): every template byte that is 0 is "don't care", whatever its
+    /// pixel's alpha — an opaque black pixel's colour bytes do not count.
+    Msad4,
+}
+
+impl Masking {
+    /// The name scripts and the command line use: "auto", "alpha" or "msad4".
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Masking::Auto => "auto",
+            Masking::Alpha => "alpha",
+            Masking::Msad4 => "msad4",
+        }
+    }
+
+    /// The masking of a name given by [`Masking::name`].
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Masking> {
+        [Masking::Auto, Masking::Alpha, Masking::Msad4]
+            .into_iter()
+            .find(|m| m.name() == name)
+    }
+}
+
+/// The second template of alpha masking: 255 at each opaque 0 byte, 0 elsewhere.
+pub(crate) struct OpaqueZeros {
+    pub template: Image,
+    /// `255 ×` the number of opaque 0 bytes.
+    pub full: u32,
+}
+
+/// The template `msad4`'s kernels score under `masking`, and the opaque 0 bytes they would
+/// miss (none under [`Masking::Msad4`], or when the template has none).
+///
+/// Alpha masking is `msad4`'s masked SAD over the template with its transparent pixels
+/// cleared, plus `Σ w` over the opaque 0 bytes (where `|0 − w| = w`); that sum is
+/// `255·n − SAD(255s there)`, so both terms come from the same exact kernels.
+pub(crate) fn apply_masking(
+    template: &Image,
+    masking: Masking,
+) -> Result<(std::borrow::Cow<'_, Image>, Option<OpaqueZeros>), MatchError> {
+    use super::Channels;
+    let alpha = match (masking, template.channels()) {
+        (Masking::Msad4, _) | (Masking::Auto, Channels::R8) => false,
+        (Masking::Alpha, Channels::R8) => return Err(MatchError::AlphaNeedsRgba(Channels::R8)),
+        (Masking::Alpha | Masking::Auto, Channels::Rgba8) => true,
+    };
+    if !alpha {
+        return Ok((std::borrow::Cow::Borrowed(template), None));
+    }
+    let data = template.data();
+    let transparent = data.chunks_exact(4).any(|p| p[3] == 0 && p != [0; 4]);
+    let mut zeros = vec![0u8; data.len()];
+    let mut n = 0u32;
+    for (z, p) in zeros.chunks_exact_mut(4).zip(data.chunks_exact(4)) {
+        if p[3] != 0 {
+            for (zb, &b) in z.iter_mut().zip(p) {
+                if b == 0 {
+                    *zb = 255;
+                    n += 1;
+                }
+            }
+        }
+    }
+    let (w, h) = (template.width(), template.height());
+    let kept = if transparent {
+        let mut cleared = data.to_vec();
+        for p in cleared.chunks_exact_mut(4) {
+            if p[3] == 0 {
+                p.fill(0);
+            }
+        }
+        std::borrow::Cow::Owned(Image::rgba8(w, h, cleared)?)
+    } else {
+        std::borrow::Cow::Borrowed(template)
+    };
+    let zeros = (n > 0)
+        .then(|| {
+            Image::rgba8(w, h, zeros).map(|template| OpaqueZeros {
+                template,
+                full: 255 * n,
+            })
+        })
+        .transpose()?;
+    Ok((kept, zeros))
+}

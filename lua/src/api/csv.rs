@@ -73,14 +73,7 @@ fn cell(
         Value::Integer(i) => {
             let _ = write!(out, "{i}");
         }
-        Value::Number(n) => {
-            let single = *n as f32;
-            if f64::from(single) == *n {
-                let _ = write!(out, "{single}");
-            } else {
-                let _ = write!(out, "{n}");
-            }
-        }
+        Value::Number(n) => out.push_str(&number_text(*n)),
         Value::String(s) => {
             let text = s.to_string_lossy();
             if text.contains([',', '"', '\n', '\r']) {
@@ -184,4 +177,16 @@ fn write_csv(call: &Call<'_>) -> mlua::Result<String> {
         text.push('\n');
     }
     write_out(call, &rel, text.as_bytes())
+}
+
+/// A number as `writeCsv` and `print` write it: one that is exactly a 32-bit float (everything
+/// penumbra computes) in its shortest 32-bit form (`0.3`, not `0.30000001192092896`), others
+/// in their shortest 64-bit form.
+pub(crate) fn number_text(n: f64) -> String {
+    let single = n as f32;
+    if f64::from(single) == n {
+        format!("{single}")
+    } else {
+        format!("{n}")
+    }
 }

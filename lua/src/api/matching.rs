@@ -3,8 +3,10 @@
 //! (the SAD at every position, with a heat-map picture).
 //!
 //! Images are textures of format `R8_UNORM` (one byte a pixel) or `R8G8B8A8_UNORM` (four), from
-//! `loadImage` or made by the script. Template bytes that are 0 are "don't care" (R115), so a
-//! sprite's fully transparent pixels (all four bytes 0) do not count.
+//! `loadImage` or made by the script. By default an RGBA template's pixels with alpha 0 are
+//! "don't care" and every byte of the others counts, black included (`mask = "alpha"`); R8
+//! templates, and `mask = "msad4"`, follow the intrinsic's rule: template bytes that are 0 are
+//! "don't care" (R115). `penumbra match` has the same default.
 
 use std::fmt::Display;
 use std::io::Cursor;
@@ -12,8 +14,8 @@ use std::io::Cursor;
 use image::{ImageFormat, ImageReader};
 use mlua::{Lua, MetaMethod, Table, UserData, UserDataFields, UserDataMethods, Value};
 use penumbra_core::msad4::{
-    Channels, Image, MatchOptions, SadMap, decode_png_template, encode_heatmap_png, find_matches,
-    msad4, sad_map,
+    Channels, Image, Masking, MatchOptions, SadMap, decode_png_template, encode_heatmap_png,
+    find_matches, msad4, sad_map_masked,
 };
 use penumbra_core::{Dimension, Format, Texture, TextureDesc};
 
@@ -219,10 +221,30 @@ fn threads(call: &Call<'_>, f: &Fields<'_, '_>) -> mlua::Result<usize> {
     Ok(n as usize)
 }
 
-/// `penumbra.findImage(image, template [, {top = 1, maxSad = n, threads = 1, radius = r}])`.
+/// `options.mask`: "auto" (the default), "alpha" or "msad4".
+fn masking(f: &Fields<'_, '_>) -> mlua::Result<Masking> {
+    let m = f.read("mask", |c, what, v| {
+        let name = c.string_of(what, v)?;
+        Masking::from_name(&name).ok_or_else(|| {
+            c.error(format!(
+                "{what} = {name:?}: expected \"alpha\" (transparent pixels don't count, black \
+                 does), \"msad4\" (0 bytes don't count) or \"auto\""
+            ))
+        })
+    })?;
+    Ok(m.unwrap_or_default())
+}
+
+/// `penumbra.findImage(image, template [, {top = 1, maxSad = n, threads = 1, radius = r,
+/// mask = "auto"}])`.
 fn find_image(call: &Call<'_>) -> mlua::Result<Table> {
     penumbra_core::zone!("penumbra_lua::findImage");
-    let f = Fields::optional(call, 2, "options", &["top", "maxSad", "threads", "radius"])?;
+    let f = Fields::optional(
+        call,
+        2,
+        "options",
+        &["top", "maxSad", "threads", "radius", "mask"],
+    )?;
     let top = f.index("top")?.unwrap_or(1);
     if top > MAX_TOP {
         return Err(call.error(format!(
@@ -248,12 +270,14 @@ fn find_image(call: &Call<'_>) -> mlua::Result<Table> {
         }
     })?;
     let threads = threads(call, &f)?;
+    let masking = masking(&f)?;
     let (image, template) = pair(call)?;
     let opts = MatchOptions {
         top_k: top as usize,
         max_sad,
         nms_radius: radius,
         threads,
+        masking,
         ..MatchOptions::default()
     };
     let found = find_matches(&image, &template, &opts).map_err(|e| call.error(e))?;
@@ -268,11 +292,12 @@ fn find_image(call: &Call<'_>) -> mlua::Result<Table> {
     Ok(out)
 }
 
-/// `penumbra.sadMap(image, template [, {threads = 1}])`.
+/// `penumbra.sadMap(image, template [, {threads = 1, mask = "auto"}])`.
 fn sad_map_fn(call: &Call<'_>) -> mlua::Result<LuaSadMap> {
     penumbra_core::zone!("penumbra_lua::sadMap");
-    let f = Fields::optional(call, 2, "options", &["threads"])?;
+    let f = Fields::optional(call, 2, "options", &["threads", "mask"])?;
     let threads = threads(call, &f)?;
+    let masking = masking(&f)?;
     let (image, template) = pair(call)?;
     let positions = u64::from(image.width() - template.width() + 1)
         * u64::from(image.height() - template.height() + 1);
@@ -280,7 +305,7 @@ fn sad_map_fn(call: &Call<'_>) -> mlua::Result<LuaSadMap> {
         .textures
         .charge_for(call.lua, 4 * positions, "a SAD map")
         .map_err(|e| call.error(e))?;
-    let map = sad_map(&image, &template, threads).map_err(|e| call.error(e))?;
+    let map = sad_map_masked(&image, &template, masking, threads).map_err(|e| call.error(e))?;
     Ok(LuaSadMap {
         map,
         _charge: charge,
@@ -289,11 +314,13 @@ fn sad_map_fn(call: &Call<'_>) -> mlua::Result<LuaSadMap> {
 
 impl UserData for LuaSadMap {
     fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
+        fields.add_meta_field(MetaMethod::Type, "SadMap");
         fields.add_field_method_get("width", |_, m| Ok(m.map.width()));
         fields.add_field_method_get("height", |_, m| Ok(m.map.height()));
     }
 
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
+        crate::api::names::strict(methods, &crate::api::names::SAD_MAP_MEMBERS);
         methods.add_meta_method(MetaMethod::ToString, |_, m, ()| {
             Ok(format!("SadMap({}x{})", m.map.width(), m.map.height()))
         });

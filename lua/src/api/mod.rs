@@ -17,6 +17,8 @@ use crate::host::Host;
 
 mod csv;
 mod matching;
+pub(crate) mod names;
+pub(crate) use csv::number_text;
 mod obj;
 mod png;
 mod profile;
@@ -44,6 +46,7 @@ pub fn module(lua: &Lua) -> mlua::Result<Table> {
     scene::register(lua, &table)?;
     matching::register(lua, &table)?;
     csv::register(lua, &table)?;
+    names::strict_module(lua, &table)?;
     crate::sandbox::read_only(lua, table)
 }
 
@@ -54,7 +57,7 @@ pub(crate) fn caller_location(lua: &Lua) -> Option<(String, u32)> {
         let found = lua.inspect_stack(level, |debug| {
             let line = debug.current_line()?;
             let source = debug.source();
-            if source.source.as_deref() == Some(crate::sandbox::SANDBOX_CHUNK) {
+            if is_internal_chunk(source.source.as_deref()) {
                 return None;
             }
             // The full chunk name: `short_src` is cut to 60 bytes by Lua 5.4.
@@ -71,13 +74,19 @@ pub(crate) fn caller_location(lua: &Lua) -> Option<(String, u32)> {
     None
 }
 
+/// Chunks that are not the script's: the sandbox's own Lua code and mlua's generated
+/// `__index`/`__newindex` dispatchers (through which the did-you-mean errors are raised).
+fn is_internal_chunk(source: Option<&str>) -> bool {
+    source.is_some_and(|s| s == crate::sandbox::SANDBOX_CHUNK || s.starts_with("=__mlua"))
+}
+
 /// The chunk name (`@scripts/a.luau`) of the first Lua function on the stack.
 pub(crate) fn caller_chunk(lua: &Lua) -> Option<String> {
     for level in 0..32 {
         let found = lua.inspect_stack(level, |debug| {
             debug.current_line()?;
             let source = debug.source().source?.into_owned();
-            (source != crate::sandbox::SANDBOX_CHUNK).then_some(source)
+            (!is_internal_chunk(Some(&source))).then_some(source)
         })?;
         if found.is_some() {
             return found;

@@ -3,7 +3,7 @@
 
 use std::str::FromStr;
 
-use mlua::{Lua, MetaMethod, Table, UserData, UserDataMethods, Value};
+use mlua::{Lua, MetaMethod, Table, UserData, UserDataFields, UserDataMethods, Value};
 use penumbra_core::{
     AddressMode, ComparisonFunc, DescError, Filter, ParseEnumError, Sampler, SamplerDesc,
     SamplerFlags, ShaderVisibility, StaticBorderColor, StaticSamplerDesc, StaticSamplerTable,
@@ -241,7 +241,12 @@ fn desc_table(lua: &Lua, d: &SamplerDesc) -> mlua::Result<Table> {
 }
 
 impl UserData for LuaSampler {
+    fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
+        fields.add_meta_field(MetaMethod::Type, "Sampler");
+    }
+
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
+        crate::api::names::strict(methods, &crate::api::names::SAMPLER_MEMBERS);
         methods.add_meta_method(MetaMethod::ToString, |_, this, ()| {
             let d = this.0.desc();
             let cmp = if d.filter.is_comparison() {
@@ -276,7 +281,12 @@ fn static_sampler(call: &Call<'_>, desc: &StaticSamplerDesc) -> mlua::Result<Lua
 }
 
 impl UserData for LuaStaticSamplers {
+    fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
+        fields.add_meta_field(MetaMethod::Type, "StaticSamplers");
+    }
+
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
+        crate::api::names::strict(methods, &crate::api::names::STATIC_SAMPLERS_MEMBERS);
         methods.add_meta_method(MetaMethod::ToString, |_, this, ()| {
             Ok(format!("StaticSamplers({} samplers)", this.0.len()))
         });

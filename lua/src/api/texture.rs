@@ -440,6 +440,7 @@ pub(super) fn register(lua: &Lua, module: &Table) -> mlua::Result<()> {
 
 impl UserData for LuaTexture {
     fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
+        fields.add_meta_field(MetaMethod::Type, "Texture");
         fields.add_field_method_get("width", |_, t| Ok(t.desc.width));
         fields.add_field_method_get("height", |_, t| Ok(t.desc.height));
         fields.add_field_method_get("depth", |_, t| Ok(t.desc.depth));
@@ -450,6 +451,7 @@ impl UserData for LuaTexture {
     }
 
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
+        crate::api::names::strict(methods, &crate::api::names::TEXTURE_MEMBERS);
         methods.add_meta_method(MetaMethod::ToString, |_, t, ()| {
             let d = &t.desc;
             Ok(format!(
@@ -465,6 +467,7 @@ impl UserData for LuaTexture {
         method(methods, "set", "Texture:set", |call, this: &Self| {
             let at = texel_arg(call, this, [0, 1, 3, 4])?;
             let value = value_of(call, "value", call.arg(2))?;
+            unorm_hint(call, this.desc.format, value);
             this.store(at, value).map_err(|e| call.error(e))
         });
         method(methods, "size", "Texture:size", |call, this: &Self| {
@@ -506,6 +509,7 @@ impl UserData for LuaTexture {
                         }
                         let out: MultiValue = f.call((x, y, layer))?;
                         let value = fill_value(call, &out)?;
+                        unorm_hint(call, d.format, value);
                         let at = if is_3d {
                             Texel {
                                 mip,
@@ -544,5 +548,23 @@ impl UserData for LuaTexture {
             },
         );
         super::png::add_save(methods);
+    }
+}
+
+/// Warns when a value above 1 goes into a UNORM texture (0–255 colours: `{255, 128, 0}` is
+/// stored as `{1, 1, 0}`).
+fn unorm_hint(call: &Call<'_>, format: Format, value: [f32; 4]) {
+    if format.unorm_max().is_some()
+        && let Some(v) = value.iter().find(|v| **v > 1.0 && v.is_finite())
+    {
+        Host::of(call.lua).warn(
+            call.lua,
+            "unorm above 1",
+            &format!(
+                "{}: a {} texel holds 0..1, so {v} is stored as 1; divide 0-255 colours by 255",
+                call.name,
+                format.name()
+            ),
+        );
     }
 }

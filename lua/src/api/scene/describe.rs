@@ -7,6 +7,7 @@ use penumbra_core::shadow::{Aabb, Light, LightKind, PcfKernel};
 
 use super::{EyeParams, State};
 use crate::api::{Call, Fields};
+use crate::host::Host;
 
 /// The largest shadow-map edge a script may ask for.
 const MAX_LIGHT_RESOLUTION: u32 = 8192;
@@ -54,6 +55,7 @@ pub(super) fn eye_params(
     }
     let fov = f.number("fov")?;
     if let Some(fov) = fov {
+        radians_hint(call, f, "fov", fov);
         if !(fov > 0.0 && fov <= 360.0) {
             return Err(call.error(format!(
                 "{} = {fov}: expected degrees in (0, 360]",
@@ -168,7 +170,23 @@ pub(super) fn read_light(call: &Call<'_>, state: &State) -> mlua::Result<(String
             only("range", "spot and point")?;
             only("angle", "spot")?;
             only("innerAngle", "spot")?;
-            let mut light = Light::directional(direction(&f)?, intensity);
+            let d = direction(&f)?;
+            if d.y > 0.0 {
+                Host::of(call.lua).warn(
+                    call.lua,
+                    "upward sun",
+                    &format!(
+                        "{}: {{{}, {}, {}}} points up; a directional light's direction is the \
+                         way its light travels (from the sun down to the ground, e.g. {{0, -1, \
+                         0}} at noon), so with this one the ground is never lit",
+                        f.name("direction"),
+                        d.x,
+                        d.y,
+                        d.z
+                    ),
+                );
+            }
+            let mut light = Light::directional(d, intensity);
             if let Some(b) = f.read("bounds", |c, what, v| {
                 let b = Fields::check(
                     c,
@@ -201,7 +219,11 @@ pub(super) fn read_light(call: &Call<'_>, state: &State) -> mlua::Result<(String
                     f.name("angle")
                 )));
             }
+            radians_hint(call, &f, "angle", angle);
             let inner = f.number("innerAngle")?;
+            if let Some(inner) = inner {
+                radians_hint(call, &f, "innerAngle", inner);
+            }
             if let Some(inner) = inner
                 && !(inner > 0.0 && inner <= angle)
             {
@@ -301,4 +323,23 @@ pub(super) fn probe_points(
         out.push((*path.last().unwrap_or(&first), length as f32));
     }
     Ok(out)
+}
+
+/// Warns when an angle in degrees looks like radians (`angle = math.rad(60)`, a 1° cone):
+/// a value at most π that is not a whole number of degrees.
+fn radians_hint(call: &Call<'_>, f: &Fields<'_, '_>, key: &str, degrees: f64) {
+    if degrees > 0.0 && degrees <= std::f64::consts::PI && degrees.fract() != 0.0 {
+        Host::of(call.lua).warn(
+            call.lua,
+            "radians",
+            &format!(
+                "{} = {degrees} looks like radians ({:.0}°); angles are in degrees, so this is a \
+                 {degrees}° cone (write {:.0}, not math.rad({:.0}))",
+                f.name(key),
+                degrees.to_degrees(),
+                degrees.to_degrees(),
+                degrees.to_degrees()
+            ),
+        );
+    }
 }

@@ -19,6 +19,7 @@ const MAX_OBJ_BYTES: u64 = 256 << 20;
 
 impl UserData for LuaScene {
     fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
+        fields.add_meta_field(MetaMethod::Type, "Scene");
         fields.add_field_method_get("occluders", |_, s| {
             Ok(s.0
                 .try_borrow()
@@ -32,6 +33,7 @@ impl UserData for LuaScene {
     }
 
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
+        crate::api::names::strict(methods, &crate::api::names::SCENE_MEMBERS);
         methods.add_meta_method(MetaMethod::ToString, |_, s, ()| {
             Ok(match s.0.try_borrow() {
                 Ok(st) => format!(
@@ -278,6 +280,7 @@ impl LuaLight {
 
 impl UserData for LuaLight {
     fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
+        fields.add_meta_field(MetaMethod::Type, "Light");
         fields.add_field_method_get("name", |_, l| Ok(l.entry(|e| e.name.to_owned())));
         fields.add_field_method_get("kind", |_, l| {
             Ok(l.entry(|e| match e.light.kind {
@@ -312,6 +315,7 @@ impl UserData for LuaLight {
     }
 
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
+        crate::api::names::strict(methods, &crate::api::names::LIGHT_MEMBERS);
         methods.add_meta_method(MetaMethod::ToString, |_, l, ()| {
             Ok(l.entry(|e| {
                 let kind = match e.light.kind {
@@ -346,6 +350,7 @@ impl LuaEye {
 
 impl UserData for LuaEye {
     fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
+        fields.add_meta_field(MetaMethod::Type, "Eye");
         fields.add_field_method_get("name", |_, e| Ok(e.entry(|e| e.name.to_owned())));
         fields.add_field_method_get("position", |lua, e| {
             e.entry(|e| e.params.position)
@@ -371,6 +376,7 @@ impl UserData for LuaEye {
     }
 
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
+        crate::api::names::strict(methods, &crate::api::names::EYE_MEMBERS);
         methods.add_meta_method(MetaMethod::ToString, |_, e, ()| {
             Ok(e.entry(|e| format!("Eye({:?})", e.name))
                 .unwrap_or_else(|| "Eye(?)".into()))

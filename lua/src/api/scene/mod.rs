@@ -553,13 +553,38 @@ pub(super) fn eye_arg(
     v: &Value,
     params: &Fields<'_, '_>,
 ) -> mlua::Result<EyeArg> {
-    if let Value::UserData(ud) = v
-        && ud.is::<LuaEye>()
-    {
-        let eye = ud.borrow::<LuaEye>()?;
-        if !Rc::ptr_eq(&eye.scene, &scene.0) {
-            return Err(call.error("eye: the eye belongs to another scene"));
+    // An eye handle, or an eye's name as `litFraction` takes a light's.
+    let named = match v {
+        Value::UserData(ud) if ud.is::<LuaEye>() => {
+            let eye = ud.borrow::<LuaEye>()?;
+            if !Rc::ptr_eq(&eye.scene, &scene.0) {
+                return Err(call.error("eye: the eye belongs to another scene"));
+            }
+            Some(eye.index)
         }
+        Value::String(_) => {
+            let name = call.string_of("eye", v)?;
+            let state = scene
+                .0
+                .try_borrow()
+                .map_err(|_| call.error("the scene is busy"))?;
+            let found = state.eyes.iter().position(|e| e.name == name);
+            Some(found.ok_or_else(|| {
+                let names: Vec<String> =
+                    state.eyes.iter().map(|e| format!("{:?}", e.name)).collect();
+                call.error(format!(
+                    "eye: the scene has no eye named {name:?} (it has {})",
+                    if names.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        names.join(", ")
+                    }
+                ))
+            })?)
+        }
+        _ => None,
+    };
+    if let Some(index) = named {
         for key in EYE_PARAM_KEYS {
             if params.has(key)? {
                 return Err(call.error(format!(
@@ -569,10 +594,12 @@ pub(super) fn eye_arg(
                 )));
             }
         }
-        return Ok(EyeArg::Named(eye.index));
+        return Ok(EyeArg::Named(index));
     }
     let position = match v {
-        Value::UserData(_) => return Err(call.expected("eye", "an Eye or a position", v)),
+        Value::UserData(_) => {
+            return Err(call.expected("eye", "an Eye, an eye's name or a position", v));
+        }
         _ => call.vec3_of("eye", v)?,
     };
     Ok(EyeArg::At(describe::eye_params(call, params, position)?))
