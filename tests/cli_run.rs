@@ -125,3 +125,72 @@ print("done")
         "{stderr}"
     );
 }
+
+/// `--watch` runs the script, then again when it (or a module it requires) changes: the second
+/// run's output arrives after the edit, in a fresh state. Every wait is bounded.
+#[test]
+fn watch_reruns_the_script_when_it_or_a_module_changes() {
+    use std::io::{BufRead, BufReader};
+    use std::sync::mpsc;
+    use std::time::Duration;
+    let dir = scene(
+        "watch",
+        "w.luau",
+        "local m = require('./part')\nprint('run', m.value, leaked)\nleaked = 'yes'\n",
+    );
+    std::fs::write(dir.join("scripts/part.luau"), "return {value = 1}\n").unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_penumbra"))
+        .current_dir(&dir)
+        .args(["run", "scripts/w.luau", "--watch"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run penumbra");
+    let (tx, rx) = mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut seen = Vec::new();
+    let mut wait_for = |want: &str| -> bool {
+        let end = std::time::Instant::now() + Duration::from_secs(30);
+        while let Some(left) = end.checked_duration_since(std::time::Instant::now()) {
+            match rx.recv_timeout(left) {
+                Ok(line) => {
+                    let hit = line.contains(want);
+                    seen.push(line);
+                    if hit {
+                        return true;
+                    }
+                }
+                Err(_) => return false,
+            }
+        }
+        false
+    };
+    let first = wait_for("run\t1\tnil") && wait_for("ran in");
+    // Let the watch start before the edit.
+    std::thread::sleep(Duration::from_millis(300));
+    std::fs::write(dir.join("scripts/part.luau"), "return {value = 2}\n").unwrap();
+    let second = first && wait_for("run\t2\tnil");
+    std::thread::sleep(Duration::from_millis(300));
+    std::fs::write(
+        dir.join("scripts/w.luau"),
+        "print('edited')\nerror('on purpose')\n",
+    )
+    .unwrap();
+    let third = second && wait_for("edited") && wait_for("failed after");
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(first, "no first run: {seen:?}");
+    assert!(second, "no run after the module changed: {seen:?}");
+    assert!(third, "no run after the script changed: {seen:?}");
+    assert!(
+        seen.iter().any(|l| l.contains("w.luau:2: on purpose")),
+        "{seen:?}"
+    );
+}

@@ -104,6 +104,10 @@ pub struct LuaScriptPlugin {
     /// The schedule the scripts run in (default `PostUpdate`, in
     /// [`PenumbraSystems::Writeback`], after the probes and sight lines are updated).
     pub schedule: InternedScheduleLabel,
+    /// Reload script files while the game runs when they, or a module or file they read,
+    /// change (default on). A reload that fails is logged and the previous version keeps
+    /// running.
+    pub hot_reload: bool,
 }
 
 impl LuaScriptPlugin {
@@ -121,7 +125,15 @@ impl LuaScriptPlugin {
             max_memory: Self::DEFAULT_MAX_MEMORY,
             timeout: Self::DEFAULT_TIMEOUT,
             schedule: PostUpdate.intern(),
+            hot_reload: true,
         }
+    }
+
+    /// Turns reloading changed script files on or off (default on).
+    #[must_use]
+    pub fn hot_reload(mut self, on: bool) -> Self {
+        self.hot_reload = on;
+        self
     }
 
     /// Adds a script file (relative to the working folder, under the root).
@@ -168,12 +180,17 @@ impl Plugin for LuaScriptPlugin {
         let options = RuntimeOptions::new(&self.root)
             .max_memory(self.max_memory)
             .timeout(self.timeout);
-        let (scripts, status) = LuaScripts::load(options, &self.scripts);
+        let (mut scripts, status) = LuaScripts::load(options, &self.scripts);
+        if self.hot_reload {
+            scripts.start_watch();
+        }
         app.insert_non_send(scripts)
             .insert_resource(status)
             .add_systems(
                 self.schedule,
-                run_lua_scripts.in_set(PenumbraSystems::Writeback),
+                (reload_lua_scripts, run_lua_scripts)
+                    .chain()
+                    .in_set(PenumbraSystems::Writeback),
             );
     }
 }
@@ -237,6 +254,10 @@ pub struct LuaScripts {
     runtime: Option<Runtime>,
     /// Each script's per-frame function; `None` once it failed.
     functions: Vec<Option<Function>>,
+    /// Where each script came from (files are reloaded when they change).
+    sources: Vec<ScriptSource>,
+    /// The files the scripts read, watched for changes (with `hot_reload`).
+    watch: Option<penumbra_lua::watch::FileWatch>,
 }
 
 impl LuaScripts {
@@ -252,6 +273,8 @@ impl LuaScripts {
                     LuaScripts {
                         runtime: None,
                         functions: Vec::new(),
+                        sources: sources.to_vec(),
+                        watch: None,
                     },
                     status,
                 );
@@ -290,9 +313,112 @@ impl LuaScripts {
             LuaScripts {
                 runtime: Some(runtime),
                 functions,
+                sources: sources.to_vec(),
+                watch: None,
             },
             status,
         )
+    }
+
+    /// The files to watch: every file the scripts read, and the script files themselves
+    /// (also those that failed to load, so that fixing one reloads it).
+    fn watched_files(&self) -> Vec<PathBuf> {
+        let mut files = self
+            .runtime
+            .as_ref()
+            .map(Runtime::files_read)
+            .unwrap_or_default();
+        for source in &self.sources {
+            if let ScriptSource::File(path) = source {
+                files.push(std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()));
+            }
+        }
+        files
+    }
+
+    /// Starts watching the scripts' files; a watch that cannot start is logged.
+    fn start_watch(&mut self) {
+        if self.runtime.is_none()
+            || !self
+                .sources
+                .iter()
+                .any(|s| matches!(s, ScriptSource::File(_)))
+        {
+            return;
+        }
+        match penumbra_lua::watch::FileWatch::new(&self.watched_files()) {
+            Ok(w) => self.watch = Some(w),
+            Err(e) => log::warn!("penumbra lua: {e}; scripts will not reload when they change"),
+        }
+    }
+
+    /// Loads every script file again after `changed` files changed: a script that loads
+    /// replaces its old version (and clears its error); one that fails is logged and the old
+    /// version keeps running.
+    fn reload(&mut self, changed: &[PathBuf], status: &mut LuaScriptStatus) {
+        let Some(runtime) = &self.runtime else { return };
+        penumbra_core::zone!("bevy_penumbra::reload_lua_scripts");
+        runtime.forget_modules(changed);
+        for ((source, function), state) in self
+            .sources
+            .iter()
+            .zip(self.functions.iter_mut())
+            .zip(status.scripts.iter_mut())
+        {
+            let ScriptSource::File(path) = source else {
+                continue;
+            };
+            match runtime.eval_file::<Value>(path) {
+                Ok(Value::Function(f)) => {
+                    *function = Some(f);
+                    state.error = None;
+                    log::info!("penumbra lua: reloaded {}", state.name);
+                }
+                Ok(other) => {
+                    let message = format!(
+                        "{}: a system script must return a function (got {})",
+                        state.name,
+                        host_api::describe(&other)
+                    );
+                    reload_failed(function.is_some(), state, message);
+                }
+                Err(e) => reload_failed(function.is_some(), state, e.to_string()),
+            }
+        }
+        let _ = runtime.lua().gc_collect();
+        let files = self.watched_files();
+        if let Some(w) = &mut self.watch
+            && let Err(e) = w.set_files(&files)
+        {
+            log::warn!("penumbra lua: {e}");
+        }
+    }
+}
+
+/// Logs a failed reload; a script that was running keeps its old version and status.
+fn reload_failed(running: bool, state: &mut ScriptState, message: String) {
+    if running {
+        log::error!(
+            "penumbra lua: reloading failed: {message}; the previous version keeps running"
+        );
+    } else {
+        log::error!("penumbra lua: reloading failed: {message}; the script stays disabled");
+        state.error = Some(message);
+    }
+}
+
+/// Reloads the script files when a file they read changed (see
+/// [`LuaScriptPlugin::hot_reload`]).
+pub fn reload_lua_scripts(
+    mut scripts: NonSendMut<LuaScripts>,
+    mut status: ResMut<LuaScriptStatus>,
+) {
+    let changed = match &scripts.watch {
+        Some(w) => w.changed(),
+        None => return,
+    };
+    if !changed.is_empty() {
+        scripts.reload(&changed, &mut status);
     }
 }
 
@@ -648,7 +774,9 @@ pub fn run_lua_scripts(
     mut commands: Commands,
 ) {
     penumbra_core::zone!("bevy_penumbra::run_lua_scripts");
-    let LuaScripts { runtime, functions } = &mut *scripts;
+    let LuaScripts {
+        runtime, functions, ..
+    } = &mut *scripts;
     let Some(runtime) = runtime else { return };
     if functions.iter().all(Option::is_none) {
         return;

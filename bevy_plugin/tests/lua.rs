@@ -574,3 +574,72 @@ fn a_scene_built_in_lua_and_in_bevy_gives_bit_equal_exposures() {
     // The scene has both, and soft edges between.
     assert!(lit > 50 && dark > 20, "{lit} lit, {dark} dark");
 }
+
+/// Updates `app` until `done` holds, for at most 20 s (file events take a moment to arrive).
+fn update_until(app: &mut App, mut done: impl FnMut(&App) -> bool) -> bool {
+    let end = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < end {
+        app.update();
+        if done(app) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+/// A script file, or a module it requires, that changes while the game runs is reloaded; a
+/// reload that fails is logged and the previous version keeps running (issue 17).
+#[test]
+fn changed_script_files_reload_and_a_failing_reload_keeps_the_old_version() {
+    capture_logs();
+    let root = temp_root("reload");
+    std::fs::write(root.join("threshold.luau"), "return 0.5").unwrap();
+    let script = root.join("dark.luau");
+    let body = |extra: &str| {
+        format!(
+            "local threshold = require(\"./threshold\")\n{extra}return function(world)\n  for _, p in world.probes() do world.setFlag(p.entity, \"dark\", p.total < threshold) end\nend\n"
+        )
+    };
+    std::fs::write(&script, body("")).unwrap();
+    let (mut app, _, under, open) = yard(LuaScriptPlugin::new(&root).with_file(&script));
+    app.update();
+    assert_eq!(flags(&app, under), ["dark"]);
+    assert!(flags(&app, open).is_empty());
+
+    // The required module changes: nothing is dark below a threshold of -1.
+    std::fs::write(root.join("threshold.luau"), "return -1").unwrap();
+    assert!(
+        update_until(&mut app, |app| flags(app, under).is_empty()),
+        "the module change was not picked up"
+    );
+
+    // A broken save: logged, the running version stays (and keeps its status).
+    std::fs::write(&script, "return function(world)\n  if then\nend").unwrap();
+    assert!(
+        update_until(&mut app, |_| !logged("reloading failed").is_empty()),
+        "the failed reload was not logged"
+    );
+    let failed = logged("reloading failed");
+    assert!(failed[0].contains("dark.luau:2"), "{failed:?}");
+    assert!(
+        failed[0].contains("the previous version keeps running"),
+        "{failed:?}"
+    );
+    let runs = status(&app).scripts[0].runs;
+    app.update();
+    assert_eq!(status(&app).scripts[0].error, None);
+    assert_eq!(status(&app).scripts[0].runs, runs + 1);
+    assert!(flags(&app, under).is_empty());
+
+    // Fixed, with a threshold everything is below: both probes are dark.
+    std::fs::write(root.join("threshold.luau"), "return 2").unwrap();
+    std::fs::write(&script, body("-- fixed\n")).unwrap();
+    assert!(
+        update_until(&mut app, |app| flags(app, open) == ["dark"]),
+        "the fixed script was not reloaded"
+    );
+    assert_eq!(flags(&app, under), ["dark"]);
+    assert!(!logged("reloaded").is_empty());
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -46,6 +46,9 @@ pub(crate) struct Host {
     warned: RefCell<HashSet<(String, u32, &'static str)>>,
     /// Whether warnings are also written to standard error.
     pub print_warnings: Cell<bool>,
+    /// Every file scripts read (scripts, modules — cached ones too —, images, meshes, levels)
+    /// in the order they were read, each once: what `--watch` and the Bevy reload watch.
+    files_read: RefCell<Vec<PathBuf>>,
 }
 
 impl Host {
@@ -66,7 +69,23 @@ impl Host {
             warnings: RefCell::new(Vec::new()),
             warned: RefCell::new(HashSet::new()),
             print_warnings: Cell::new(true),
+            files_read: RefCell::new(Vec::new()),
         }
+    }
+
+    /// Notes that a script read `path` (a path below the root).
+    pub fn note_read(&self, path: &std::path::Path) {
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        let mut all = self.files_read.borrow_mut();
+        // Kept once each, latest last: a script that loads the same file every frame does not
+        // grow the list.
+        all.retain(|p| *p != path);
+        all.push(path);
+    }
+
+    /// The files scripts read so far, the most recently read last.
+    pub fn files_read(&self) -> Vec<PathBuf> {
+        self.files_read.borrow().clone()
     }
 
     /// Warns about a likely mistake that is not an error (an upward sun, an angle in

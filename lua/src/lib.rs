@@ -54,6 +54,7 @@ mod profile;
 mod require;
 mod runtime;
 mod sandbox;
+pub mod watch;
 
 pub use api::module;
 pub use error::{LuaSetupError, ScriptError, ScriptErrorKind};

@@ -213,21 +213,126 @@ impl TopDown {
         }
     }
 
-    /// Outlines every occluder's xz footprint that rises above height `y`.
+    /// Outlines every occluder's footprint seen from above — the silhouette of its triangles
+    /// projected on xz, not its bounding box — where it rises above height `y`.
     pub fn outline_occluders(&self, img: &mut RgbImage, scene: &Scene, y: f32, color: Rgb<u8>) {
+        penumbra_core::zone!("penumbra_lua::outline_occluders");
         for o in &scene.occluders {
             let b = o.bounds();
             if b.is_empty() || b.max.y <= y + 1e-3 {
                 continue;
             }
-            let c = [
-                Vec2::new(b.min.x, b.min.z),
-                Vec2::new(b.max.x, b.min.z),
-                Vec2::new(b.max.x, b.max.z),
-                Vec2::new(b.min.x, b.max.z),
-            ];
-            for i in 0..4 {
-                self.line(img, c[i], c[(i + 1) % 4], color);
+            self.outline_footprint(img, o, color);
+        }
+    }
+
+    /// One occluder's silhouette: its triangles projected on xz and filled (at pixel centres)
+    /// into a mask over its pixel box, then the mask's edge pixels drawn. Triangles seen
+    /// edge-on (walls) add their projected edges; triangles thinner than a pixel their centre.
+    fn outline_footprint(
+        &self,
+        img: &mut RgbImage,
+        o: &penumbra_core::shadow::Occluder,
+        color: Rgb<u8>,
+    ) {
+        let b = o.bounds();
+        let (x0, y0) = self.pixel(Vec2::new(b.min.x, b.min.z));
+        let (x1, y1) = self.pixel(Vec2::new(b.max.x, b.max.z));
+        // The occluder's pixel box, one pixel of margin, clipped to the image.
+        let (x0, y0) = ((x0 - 1).max(0), (y0 - 1).max(0));
+        let (x1, y1) = (
+            (x1 + 1).min(i64::from(self.width) - 1),
+            (y1 + 1).min(i64::from(self.height) - 1),
+        );
+        if x1 < x0 || y1 < y0 {
+            return;
+        }
+        let (w, h) = ((x1 - x0 + 1) as usize, (y1 - y0 + 1) as usize);
+        if w.saturating_mul(h) > 1 << 26 {
+            return;
+        }
+        let mut mask = vec![false; w * h];
+        let positions = o.mesh.positions();
+        let world: Vec<Vec2> = positions
+            .iter()
+            .map(|&p| {
+                let q = o.transform.transform_point3(p);
+                Vec2::new(q.x, q.z)
+            })
+            .collect();
+        let mark = |mask: &mut [bool], x: i64, y: i64| {
+            if (x0..=x1).contains(&x) && (y0..=y1).contains(&y) {
+                mask[(y - y0) as usize * w + (x - x0) as usize] = true;
+            }
+        };
+        for t in o.mesh.indices().chunks_exact(3) {
+            let [a, bb, c] = [t[0], t[1], t[2]].map(|i| world[i as usize]);
+            let area = (bb - a).perp_dot(c - a);
+            if !area.is_finite() {
+                continue;
+            }
+            if area.abs() <= f32::EPSILON * (bb - a).length_squared().max((c - a).length_squared())
+            {
+                // Edge-on: its projected edges.
+                for (p, q) in [(a, bb), (bb, c), (c, a)] {
+                    let (px, py) = self.pixel(p);
+                    let (qx, qy) = self.pixel(q);
+                    let steps = (qx - px).abs().max((qy - py).abs()).clamp(1, 20_000);
+                    for i in 0..=steps {
+                        mark(
+                            &mut mask,
+                            px + (qx - px) * i / steps,
+                            py + (qy - py) * i / steps,
+                        );
+                    }
+                }
+                continue;
+            }
+            let lo = a.min(bb).min(c);
+            let hi = a.max(bb).max(c);
+            let (tx0, ty0) = self.pixel(lo);
+            let (tx1, ty1) = self.pixel(hi);
+            let mut covered_any = false;
+            for py in ty0.max(y0)..=ty1.min(y1) {
+                for px in tx0.max(x0)..=tx1.min(x1) {
+                    let p = self.world(px as u32, py as u32);
+                    let e0 = (bb - a).perp_dot(p - a);
+                    let e1 = (c - bb).perp_dot(p - bb);
+                    let e2 = (a - c).perp_dot(p - c);
+                    let inside = if area > 0.0 {
+                        e0 >= 0.0 && e1 >= 0.0 && e2 >= 0.0
+                    } else {
+                        e0 <= 0.0 && e1 <= 0.0 && e2 <= 0.0
+                    };
+                    if inside {
+                        covered_any = true;
+                        mark(&mut mask, px, py);
+                    }
+                }
+            }
+            if !covered_any {
+                // Thinner than a pixel: its centre, so small parts still show.
+                let (cx, cy) = self.pixel((a + bb + c) / 3.0);
+                mark(&mut mask, cx, cy);
+            }
+        }
+        for y in 0..h {
+            for x in 0..w {
+                if !mask[y * w + x] {
+                    continue;
+                }
+                let edge = x == 0
+                    || y == 0
+                    || x + 1 == w
+                    || y + 1 == h
+                    || !mask[y * w + x - 1]
+                    || !mask[y * w + x + 1]
+                    || !mask[(y - 1) * w + x]
+                    || !mask[(y + 1) * w + x];
+                let (ix, iy) = (x0 + x as i64, y0 + y as i64);
+                if edge && ix < i64::from(img.width()) && iy < i64::from(img.height()) {
+                    img.put_pixel(ix as u32, iy as u32, color);
+                }
             }
         }
     }

@@ -73,6 +73,8 @@ fn require(call: &Call<'_>, name: &str) -> mlua::Result<Value> {
     root.check_inside(&path, &rel)
         .map_err(|e| call.error(format!("name: {e}")))?;
 
+    // Noted even when cached: the requiring script depends on it all the same.
+    host.note_read(&path);
     let key = path.to_string_lossy().into_owned();
     let loaded: Table = lua.named_registry_value(LOADED)?;
     let cached: Value = loaded.raw_get(key.as_str())?;
@@ -109,4 +111,14 @@ fn load_module(call: &Call<'_>, path: &Path, chunk: &str, shown: &str) -> mlua::
         call.error(format!("{shown}: {e}"))
     })?
     .call::<Value>(())
+}
+
+/// Forgets the cached results of the modules at `paths` (canonical), so that the next
+/// `require` of each runs the file again.
+pub(crate) fn forget(lua: &Lua, paths: &[std::path::PathBuf]) -> mlua::Result<()> {
+    let loaded: Table = lua.named_registry_value(LOADED)?;
+    for path in paths {
+        loaded.raw_set(path.to_string_lossy().as_ref(), Value::Nil)?;
+    }
+    Ok(())
 }

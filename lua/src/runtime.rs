@@ -168,6 +168,7 @@ impl Runtime {
                 )
             })?;
         }
+        self.host.note_read(&canonical);
         let source = read_source(&canonical, self.host.max_source_bytes())
             .map_err(|e| ScriptError::io(&shown, format!("cannot read the script: {e}")))?;
         let chunk = format!("@{shown}");
@@ -212,6 +213,21 @@ impl Runtime {
     #[must_use]
     pub fn warnings(&self) -> Vec<String> {
         crate::host::Host::of(&self.lua).warnings()
+    }
+
+    /// Every file scripts run here read so far — scripts, `require`d modules, images, OBJ and
+    /// glTF files — as canonical paths, each once, the most recently read last: what
+    /// `penumbra run --watch` watches.
+    #[must_use]
+    pub fn files_read(&self) -> Vec<PathBuf> {
+        self.host.files_read()
+    }
+
+    /// Forgets the cached results of the `require`d modules at `paths` (canonical, as
+    /// [`Runtime::files_read`] gives them), so that a script evaluated again runs their new
+    /// versions (the Bevy plugin's reload does this for the files that changed).
+    pub fn forget_modules(&self, paths: &[PathBuf]) {
+        let _ = crate::require::forget(&self.lua, paths);
     }
 
     /// Whether warnings are written to standard error as they happen (default on).

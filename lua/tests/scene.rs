@@ -859,3 +859,45 @@ fn the_shared_exposure_table_holds_in_lua() {
         assert_eq!(batch[i].to_bits(), want.to_bits(), "batch {p:?} ({why})");
     }
 }
+
+/// Top-down pictures outline a mesh by its triangles' silhouette, not its bounding box, and
+/// draw probes as points with `joined = false` (issue 17).
+#[test]
+fn lit_maps_outline_meshes_by_their_silhouette_and_can_draw_points_only() {
+    let (rt, dir) = runtime("scene-silhouette");
+    run(
+        &rt,
+        "local scene = penumbra.scene()\n\
+         -- A prism over the triangle (0,0) (4,0) (0,4) of the xz plane, 2 high.\n\
+         scene:addMesh({{0, 0, 0}, {4, 0, 0}, {0, 0, 4}, {0, 2, 0}, {4, 2, 0}, {0, 2, 4}},\n\
+           {1, 3, 2, 4, 5, 6, 1, 2, 5, 1, 5, 4, 2, 3, 6, 2, 6, 5, 3, 1, 4, 3, 4, 6})\n\
+         scene:addLight({name = 'sun', kind = 'directional', direction = {0.3, -1, 0.2}})\n\
+         local probes = {{pos = {-0.5, 0, 4.5}}, {pos = {4.5, 0, 4.5}}}\n\
+         scene:saveLitMap('joined.png', {min = {-1, 0, -1}, max = {5, 0, 5}, width = 120, probes = probes})\n\
+         scene:saveLitMap('points.png', {min = {-1, 0, -1}, max = {5, 0, 5}, width = 120, probes = probes, joined = false})",
+    );
+    let out = dir.join("out");
+    let joined = decode(&out.join("joined.png")).to_rgb8();
+    let points = decode(&out.join("points.png")).to_rgb8();
+    let outline = image::Rgb([80u8, 200, 255]);
+    // 20 pixels a unit from (-1, -1). The box corner (4, 4) and the middle of its right side
+    // (4, 2) lie outside the triangle: no outline there.
+    let px = |x: f32, z: f32| (((x + 1.0) * 20.0) as u32, ((z + 1.0) * 20.0) as u32);
+    for (x, z) in [(4.0, 2.0), (3.9, 3.9), (2.0, 4.0)] {
+        let (u, v) = px(x, z);
+        assert_ne!(*joined.get_pixel(u, v), outline, "no outline at ({x}, {z})");
+    }
+    // The hypotenuse x + z = 4 and the legs are outlined (within a pixel).
+    let near = |x: f32, z: f32| {
+        let (u, v) = px(x, z);
+        (u.saturating_sub(1)..=u + 1)
+            .any(|a| (v.saturating_sub(1)..=v + 1).any(|b| *joined.get_pixel(a, b) == outline))
+    };
+    for (x, z) in [(2.0, 2.0), (1.0, 3.0), (3.0, 1.0), (0.0, 2.0), (2.0, 0.0)] {
+        assert!(near(x, z), "outline near ({x}, {z})");
+    }
+    // Between the two probes: the joining line, or nothing with joined = false.
+    let (u, v) = px(2.0, 4.5);
+    assert_eq!(*joined.get_pixel(u, v), image::Rgb([255, 255, 255]));
+    assert_ne!(*points.get_pixel(u, v), image::Rgb([255, 255, 255]));
+}

@@ -1,5 +1,6 @@
-//! `penumbra run SCRIPT [--root DIR] [--out DIR] [--max-memory MB] [--timeout S]`: runs a level
-//! designer's script in the sandbox (see docs/lua-api.md).
+//! `penumbra run SCRIPT [--root DIR] [--out DIR] [--max-memory MB] [--timeout S] [--watch]`:
+//! runs a level designer's script in the sandbox (see docs/lua-api.md); with `--watch`, again
+//! whenever the script or a file it read changes.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -28,6 +29,11 @@ pub struct RunArgs {
     /// Time limit in seconds ("inf" for none); it holds inside long calls too.
     #[arg(long, value_name = "S", default_value = "10", value_parser = parse_timeout)]
     timeout: Timeout,
+    /// Keep running: when the script, a module it requires or a file it loads changes, clear
+    /// the screen and run it again in a fresh state (errors are printed, not fatal). Ctrl-C
+    /// stops.
+    #[arg(long)]
+    watch: bool,
 }
 
 /// Runs the subcommand.
@@ -43,8 +49,59 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         .out_dir(&args.out)
         .max_memory(args.max_memory)
         .timeout(args.timeout.0.unwrap_or(Duration::MAX));
+    if args.watch {
+        return watch(&args.script, &options);
+    }
     let runtime = Runtime::new(options).map_err(|e| e.to_string())?;
     runtime.run_file(&args.script).map_err(script_failure)
+}
+
+/// `--watch`: run, then wait for a change of any file the run read and run again, forever.
+fn watch(script: &std::path::Path, options: &RuntimeOptions) -> Result<(), Failure> {
+    use std::io::Write;
+    let mut watch: Option<penumbra_lua::watch::FileWatch> = None;
+    let mut first = true;
+    loop {
+        penumbra_core::zone!("penumbra::run::watch_run");
+        if !first {
+            // Clear the screen and go home (ANSI), as watch tools do.
+            print!("\x1b[2J\x1b[H");
+        }
+        first = false;
+        let started = std::time::Instant::now();
+        // A fresh state each run: globals a script set must not leak into the next one.
+        let (result, mut files) = match Runtime::new(options.clone()) {
+            Ok(runtime) => {
+                let result = runtime.run_file(script);
+                (result.map_err(|e| e.to_string()), runtime.files_read())
+            }
+            Err(e) => (Err(e.to_string()), Vec::new()),
+        };
+        // The script itself is watched even when it could not be read.
+        files.push(script.to_path_buf());
+        let ms = started.elapsed().as_secs_f64() * 1e3;
+        let mut out = std::io::stdout().lock();
+        let status = match &result {
+            Ok(()) => format!("ran in {ms:.1} ms"),
+            Err(e) => format!("failed after {ms:.1} ms: {e}"),
+        };
+        let _ = writeln!(
+            out,
+            "-- penumbra run --watch: {status}; watching {} file(s), Ctrl-C stops",
+            files.len()
+        );
+        let _ = out.flush();
+        drop(out);
+        match &mut watch {
+            Some(w) => w.set_files(&files)?,
+            None => watch = Some(penumbra_lua::watch::FileWatch::new(&files)?),
+        }
+        let w = watch.as_ref().expect("set above");
+        while w
+            .wait(Duration::from_secs(3600), Duration::from_millis(100))
+            .is_empty()
+        {}
+    }
 }
 
 /// A script's error as the command reports it: a closed standard output under `print` ends

@@ -256,7 +256,9 @@ pub(super) fn read_jailed(
     path: &std::path::Path,
     max_bytes: u64,
 ) -> mlua::Result<Vec<u8>> {
-    let left = Host::of(call.lua).textures.left(call.lua) as u64;
+    let host = Host::of(call.lua);
+    host.note_read(path);
+    let left = host.textures.left(call.lua) as u64;
     let limits = penumbra_core::files::ReadLimits::sandboxed(max_bytes.min(left));
     penumbra_core::files::read(path, &limits).map_err(|e| call.error(format!("{rel}: {e}")))
 }

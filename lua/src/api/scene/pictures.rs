@@ -21,7 +21,7 @@ const MAX_WIDTH: u32 = 4096;
 /// Picture rows computed at a time.
 const ROWS_PER_CHUNK: u32 = 32;
 
-const LIT_MAP_KEYS: [&str; 8] = [
+const LIT_MAP_KEYS: [&str; 9] = [
     "min",
     "max",
     "height",
@@ -30,6 +30,7 @@ const LIT_MAP_KEYS: [&str; 8] = [
     "probes",
     "threshold",
     "peak",
+    "joined",
 ];
 const VIEW_KEYS: [&str; 7] = ["min", "max", "height", "width", "targets", "radius", "mode"];
 
@@ -218,6 +219,10 @@ fn save_lit_map(call: &Call<'_>, this: &LuaScene) -> mlua::Result<String> {
         v => Some(call.vec3_of(&f.name("normal"), &v)?),
     };
     let probes = markers(call, &f, "probes")?;
+    let joined = f.read("joined", |c, what, v| match v {
+        Value::Boolean(b) => Ok(*b),
+        other => Err(c.expected(what, "true or false", other)),
+    })?;
     let threshold = f.number("threshold")?;
     let mut values = Vec::with_capacity(view.width as usize * view.height as usize);
     for y0 in (0..view.height).step_by(ROWS_PER_CHUNK as usize) {
@@ -248,9 +253,13 @@ fn save_lit_map(call: &Call<'_>, this: &LuaScene) -> mlua::Result<String> {
             marker(&view, &mut img, position, 4, Rgb([255, 250, 220]));
         }
     }
-    for pair in probes.windows(2) {
-        let (a, b) = (pair[0].0, pair[1].0);
-        view.line(&mut img, Vec2::new(a.x, a.z), Vec2::new(b.x, b.z), WHITE);
+    // A path (probePath's rows) is joined by default; `joined = false` draws points only
+    // (a grid of dark spots).
+    if joined.unwrap_or(true) {
+        for pair in probes.windows(2) {
+            let (a, b) = (pair[0].0, pair[1].0);
+            view.line(&mut img, Vec2::new(a.x, a.z), Vec2::new(b.x, b.z), WHITE);
+        }
     }
     for &(p, exposure) in &probes {
         let color = match (threshold, exposure) {
