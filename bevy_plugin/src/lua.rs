@@ -427,7 +427,18 @@ pub fn reload_lua_scripts(
 struct LuaEntity(Entity);
 
 impl UserData for LuaEntity {
+    fn add_fields<F: mlua::UserDataFields<Self>>(fields: &mut F) {
+        fields.add_meta_field(MetaMethod::Type, "Entity");
+    }
+
     fn add_methods<M: mlua::UserDataMethods<Self>>(methods: &mut M) {
+        methods.add_meta_function(
+            MetaMethod::Index,
+            |lua, (_, key): (mlua::AnyUserData, Value)| -> mlua::Result<Value> {
+                let key = key.to_string().unwrap_or_default();
+                Err(host_api::unknown_member(lua, "Entity", &key, &[]))
+            },
+        );
         methods.add_meta_method(MetaMethod::ToString, |_, this, ()| {
             Ok(format!("Entity({})", this.0))
         });
@@ -728,6 +739,7 @@ fn world_table<'scope, 'env: 'scope>(
             Ok(())
         })?,
     )?;
+    host_api::strict_table(lua, &world, "World")?;
     Ok(world)
 }
 

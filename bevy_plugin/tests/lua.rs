@@ -643,3 +643,42 @@ fn changed_script_files_reload_and_a_failing_reload_keeps_the_old_version() {
     assert!(!logged("reloaded").is_empty());
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// A misspelt name on `world` or an entity gets the same did-you-mean error as the `penumbra`
+/// types (issue 17).
+#[test]
+fn misspelt_world_names_get_suggestions() {
+    capture_logs();
+    let (mut app, ..) = yard(
+        LuaScriptPlugin::new(std::env::temp_dir())
+            .with_source("typo.luau", "return function(world)\n  for _, p in world.Probes() do end\nend\n")
+            .with_source(
+                "entity.luau",
+                "return function(world)\n  local p = world.probes()[1]\n  print(p.entity.name)\nend\n",
+            ),
+    );
+    app.update();
+    let s = status(&app);
+    let typo = s
+        .script("typo.luau")
+        .unwrap()
+        .error
+        .clone()
+        .unwrap_or_default();
+    assert!(
+        typo.contains("typo.luau:2:")
+            && typo.contains("World has no field or method 'Probes'; did you mean 'probes'?"),
+        "{typo}"
+    );
+    let entity = s
+        .script("entity.luau")
+        .unwrap()
+        .error
+        .clone()
+        .unwrap_or_default();
+    assert!(
+        entity.contains("entity.luau:3:")
+            && entity.contains("Entity has no field or method 'name' (it has none)"),
+        "{entity}"
+    );
+}

@@ -61,3 +61,18 @@ pub fn vector(lua: &Lua, v: Vec3) -> mlua::Result<Value> {
 pub fn describe(value: &Value) -> String {
     crate::api::describe(value)
 }
+
+/// Gives `table` a metatable whose `__index` raises the did-you-mean error the `penumbra` types
+/// raise for an unknown name (`World has no field or method 'Probes'; did you mean 'probes'?`,
+/// with the script's line), its keys at the time of the call being what it has. Assigning
+/// stays allowed.
+pub fn strict_table(lua: &Lua, table: &mlua::Table, type_name: &'static str) -> mlua::Result<()> {
+    crate::api::names::strict_table(lua, table, type_name)
+}
+
+/// The error of an unknown field or method `key` on a host's own userdata type (its public
+/// name `type_name`, its members `names`), as the `penumbra` types raise it.
+#[must_use]
+pub fn unknown_member(lua: &Lua, type_name: &str, key: &str, names: &[&str]) -> mlua::Error {
+    crate::api::names::unknown_member_error(lua, type_name, key, names)
+}

@@ -19,12 +19,6 @@ pub(crate) struct Members {
     pub methods: &'static [&'static str],
 }
 
-impl Members {
-    fn all(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.fields.iter().chain(self.methods).copied()
-    }
-}
-
 /// What scripts can read and call on a `Scene` (types.d.luau's class), for the did-you-mean
 /// errors of unknown names.
 pub(crate) static SCENE_MEMBERS: Members = Members {
@@ -212,24 +206,33 @@ fn key_text(key: &Value) -> String {
 
 /// "Scene has no field or method 'addbox'; did you mean 'addBox'?"
 pub(crate) fn unknown_member(members: &Members, key: &str) -> String {
+    unknown_text(members.type_name, key, members.fields, members.methods)
+}
+
+fn unknown_text(type_name: &str, key: &str, fields: &[&str], methods: &[&str]) -> String {
     format!(
-        "{} has no field or method '{key}'{}",
-        members.type_name,
-        suggestion(members, key)
+        "{type_name} has no field or method '{key}'{}",
+        suggestion_in(type_name, key, fields, methods)
     )
 }
 
 fn suggestion(members: &Members, key: &str) -> String {
-    if let Some(hint) = roblox_member_hint(members.type_name, key) {
+    suggestion_in(members.type_name, key, members.fields, members.methods)
+}
+
+fn suggestion_in(type_name: &str, key: &str, fields: &[&str], methods: &[&str]) -> String {
+    if let Some(hint) = roblox_member_hint(type_name, key) {
         return format!("; {hint}");
     }
-    match closest(key, members.all()) {
-        Some(name) if members.methods.contains(&name) => {
+    let all = || fields.iter().chain(methods).copied();
+    match closest(key, all()) {
+        Some(name) if methods.contains(&name) => {
             format!("; did you mean '{name}' (call it as obj:{name}(...))?")
         }
         Some(name) => format!("; did you mean '{name}'?"),
+        None if fields.is_empty() && methods.is_empty() => " (it has none)".to_owned(),
         None => {
-            let mut names: Vec<&str> = members.all().collect();
+            let mut names: Vec<&str> = all().collect();
             names.sort_unstable();
             format!(" (it has {})", names.join(", "))
         }
@@ -407,6 +410,44 @@ pub(crate) fn strict_globals(lua: &Lua) -> mlua::Result<()> {
         })?,
     )?;
     lua.globals().set_metatable(Some(meta))
+}
+
+/// The did-you-mean error for `key` on a type named `type_name` with members `names`.
+pub(crate) fn unknown_member_error(
+    lua: &Lua,
+    type_name: &str,
+    key: &str,
+    names: &[&str],
+) -> mlua::Error {
+    located_error(
+        lua,
+        ScriptErrorKind::Runtime,
+        unknown_text(type_name, key, names, &[]),
+    )
+}
+
+/// A metatable on `table` whose `__index` raises the did-you-mean error for a missing key.
+pub(crate) fn strict_table(lua: &Lua, table: &Table, type_name: &'static str) -> mlua::Result<()> {
+    let names: Vec<String> = table
+        .pairs::<String, Value>()
+        .filter_map(|kv| kv.ok().map(|(k, _)| k))
+        .collect();
+    let meta = lua.create_table()?;
+    meta.raw_set(
+        "__index",
+        lua.create_function(
+            move |lua, (_, key): (Value, Value)| -> mlua::Result<Value> {
+                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                Err(unknown_member_error(
+                    lua,
+                    type_name,
+                    &key_text(&key),
+                    &names,
+                ))
+            },
+        )?,
+    )?;
+    table.set_metatable(Some(meta))
 }
 
 #[cfg(test)]
