@@ -16,7 +16,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
 
 seconds="${FUZZ_SECONDS:-30}"
-targets="${FUZZ_TARGETS:-sample_ops batch_pcf msad4 raster shadow_queries pbr_factors cases_json ron_table png lua_api}"
+targets="${FUZZ_TARGETS:-sample_ops batch_pcf msad4 raster shadow_queries pbr_factors cases_json ron_table png gltf lua_api}"
 artifacts="${FUZZ_ARTIFACTS:-$here/artifacts}"
 export RUSTC_BOOTSTRAP=1
 # glibc's per-thread destructor block is reported as a leak after threads ran (see lsan.supp).

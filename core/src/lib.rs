@@ -12,6 +12,8 @@
 //! * [`msad4`] — HLSL's `msad4` (R113–R118) and masked-SAD template matching built on it.
 //! * [`raster`] — a depth-only triangle rasterizer with D3D12's rules, for baking depth maps.
 //! * [`shadow`] — lights, shadow maps, lit fraction, exposure and line of sight.
+//! * [`gltf`] — glTF 2.0 levels: meshes and node transforms read from `.glb`/`.gltf`, and
+//!   written as `.glb`.
 //! * [`profile`] — Tracy hooks that compile to nothing without the `tracy` feature.
 //! * [`deadline`] — cooperative deadlines that stop long calls early.
 //! * [`files`] — atomic writes and bounded, sandbox-safe reads.
@@ -21,6 +23,7 @@ pub mod deadline;
 pub mod desc;
 pub mod files;
 pub mod format;
+pub mod gltf;
 pub mod msad4;
 pub mod profile;
 pub mod raster;

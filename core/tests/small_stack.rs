@@ -11,7 +11,7 @@
 
 use glam::Vec3;
 use penumbra_core::msad4::{
-    Channels, CpuExtension, Image, MatchOptions, Pruning, find_matches, sad_map_using,
+    Channels, CpuExtension, Image, Masking, MatchOptions, Pruning, find_matches, sad_map_using,
 };
 use penumbra_core::sample::batch::Backend;
 use penumbra_core::shadow::{Light, Occluder, PcfKernel, Scene};
