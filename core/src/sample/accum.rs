@@ -113,6 +113,62 @@ impl Expansion {
     }
 }
 
+/// The average of three f32 values, `(a + b + c) / 3` computed exactly and rounded once to f32
+/// (to nearest, ties to even), then flushed as every filtered result is (R6): the value a cube
+/// gather synthesizes for a corner's missing texel (R103, R120). Weighting each value by a
+/// rounded `1/3` instead can land one ulp off. NaN in, NaN out; infinities of one sign give that
+/// infinity, of both NaN; three −0 give −0.
+pub(crate) fn third_of_sum(values: [f32; 3]) -> f32 {
+    if values.iter().any(|v| v.is_nan()) {
+        return f32::NAN;
+    }
+    let pos = values.iter().any(|&v| v == f32::INFINITY);
+    let neg = values.iter().any(|&v| v == f32::NEG_INFINITY);
+    match (pos, neg) {
+        (true, true) => return f32::NAN,
+        (true, false) => return f32::INFINITY,
+        (false, true) => return f32::NEG_INFINITY,
+        _ => {}
+    }
+    if values.iter().all(|&v| v == 0.0 && v.is_sign_negative()) {
+        return -0.0;
+    }
+    let mut sum = Expansion::ZERO;
+    for v in values {
+        sum.add(f64::from(v));
+    }
+    // `sign(S − 3·m)` for a midpoint `m` of two neighbouring f32 values: `m` needs 25 bits and
+    // `3·m` 27, both exact in f64.
+    let above = |m: f64| {
+        let mut e = sum;
+        e.add(-3.0 * m);
+        e.sign()
+    };
+    let even = |q: f32| q.to_bits() & 1 == 0;
+    // The f64 quotient is within an ulp of the answer; step to the nearest f32 by midpoints.
+    let mut q = (sum.round_to_f64() / 3.0) as f32;
+    for _ in 0..4 {
+        let up = q.next_up();
+        if up.is_finite() {
+            let c = above((f64::from(q) + f64::from(up)) * 0.5);
+            if c > 0 || (c == 0 && even(up)) {
+                q = up;
+                continue;
+            }
+        }
+        let down = q.next_down();
+        if down.is_finite() {
+            let c = above((f64::from(q) + f64::from(down)) * 0.5);
+            if c < 0 || (c == 0 && even(down)) {
+                q = down;
+                continue;
+            }
+        }
+        break;
+    }
+    flush_denormal(q)
+}
+
 /// Weighted sum of f32 values with non-negative weights, per SPEC R70.
 #[derive(Clone, Copy)]
 pub(crate) struct WeightedSum {
@@ -195,6 +251,130 @@ impl WeightedSum {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A finite f32 as `m · 2^e` (`m` an integer).
+    fn parts(v: f32) -> (i128, i32) {
+        let bits = v.to_bits();
+        let exp = ((bits >> 23) & 0xFF) as i32;
+        let mant = i128::from(bits & 0x7F_FFFF);
+        let (m, e) = if exp == 0 {
+            (mant, -149)
+        } else {
+            (mant | 0x80_0000, exp - 150)
+        };
+        (if v < 0.0 { -m } else { m }, e)
+    }
+
+    /// `(a + b + c) / 3` rounded once, by exact integer arithmetic on the f32 bits (an
+    /// independent oracle; the values' exponents must lie within about 70 of each other so that
+    /// everything fits an i128).
+    fn rational_third(values: [f32; 3]) -> Option<f32> {
+        if values.iter().any(|v| !v.is_finite()) {
+            return None;
+        }
+        let guess = (values.iter().map(|&v| f64::from(v)).sum::<f64>() / 3.0) as f32;
+        let mut candidates = vec![guess];
+        for _ in 0..2 {
+            let (lo, hi) = (
+                candidates[0].next_down(),
+                candidates[candidates.len() - 1].next_up(),
+            );
+            candidates.insert(0, lo);
+            candidates.push(hi);
+        }
+        candidates.retain(|q| q.is_finite());
+        let base = values
+            .iter()
+            .chain(&candidates)
+            .filter(|v| **v != 0.0)
+            .map(|&v| parts(v).1)
+            .min()
+            .unwrap_or(0);
+        let top = values
+            .iter()
+            .chain(&candidates)
+            .filter(|v| **v != 0.0)
+            .map(|&v| parts(v).1)
+            .max()
+            .unwrap_or(0);
+        if top - base > 96 {
+            // A cancellation left the answer far below the values: out of this oracle's reach.
+            return None;
+        }
+        let scaled = |v: f32| {
+            let (m, e) = parts(v);
+            if m == 0 { 0 } else { m << (e - base) }
+        };
+        let total: i128 = values.iter().map(|&v| scaled(v)).sum();
+        let dist = |q: f32| (scaled(q) * 3 - total).abs();
+        let mut best = guess;
+        for &q in &candidates {
+            let (d, b) = (dist(q), dist(best));
+            if d < b || (d == b && q.to_bits() & 1 == 0 && best.to_bits() & 1 == 1) {
+                best = q;
+            }
+        }
+        Some(flush_denormal(best))
+    }
+
+    #[test]
+    fn a_cube_corners_average_is_rounded_once_r103_r120() {
+        // The weighted form (each value times f64 1/3) is one ulp off here; the exact average
+        // is not.
+        let mut rng = 0x1234_5678_9ABC_DEFu64;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let (mut differs, mut checked) = (0, 0);
+        for i in 0..200_000 {
+            let v = |r: u64| -> f32 {
+                match i % 3 {
+                    // Values of one scale (texels of an ordinary map).
+                    0 => (r % 1_000_000) as f32 / 997.0,
+                    // Any sign and scale, the three within 2^±35 of each other.
+                    1 => {
+                        let scale = 2f32.powi((i / 3 % 200) as i32 - 100);
+                        let m = f32::from_bits(0x3F80_0000 | (r as u32 & 0x7F_FFFF));
+                        let spread = 2f32.powi((r >> 32) as i32 % 70 - 35);
+                        let sign = if r & (1 << 40) != 0 { -1.0 } else { 1.0 };
+                        sign * m * scale * spread
+                    }
+                    // Near 1, where the weights matter most.
+                    _ => 1.0 + (r % 4096) as f32 * f32::EPSILON,
+                }
+            };
+            let values = [v(next()), v(next()), v(next())];
+            let Some(want) = rational_third(values) else {
+                continue;
+            };
+            checked += 1;
+            let got = third_of_sum(values);
+            assert_eq!(got.to_bits(), want.to_bits(), "{values:?}");
+            let mut weighted = WeightedSum::NEW;
+            for x in values {
+                weighted.add(x, 1.0 / 3.0);
+            }
+            if weighted.finish().to_bits() != want.to_bits() {
+                differs += 1;
+            }
+        }
+        assert!(checked > 180_000, "{checked}");
+        // The old weighting really was off somewhere (the test would pass it otherwise).
+        assert!(differs > 0);
+        assert!(third_of_sum([f32::NAN, 1.0, 2.0]).is_nan());
+        assert_eq!(third_of_sum([f32::INFINITY, 1.0, 2.0]), f32::INFINITY);
+        assert!(third_of_sum([f32::INFINITY, f32::NEG_INFINITY, 2.0]).is_nan());
+        assert_eq!(
+            third_of_sum([-0.0, -0.0, -0.0]).to_bits(),
+            (-0.0f32).to_bits()
+        );
+        assert_eq!(third_of_sum([1.0, -1.0, 0.0]).to_bits(), 0);
+        assert_eq!(third_of_sum([f32::MAX, f32::MAX, f32::MAX]), f32::MAX);
+        assert_eq!(third_of_sum([1.0, 1.0, 2.0]), 4.0 / 3.0);
+    }
 
     fn exact_round(terms: &[(f32, f64)]) -> f32 {
         let mut s = WeightedSum::NEW;

@@ -970,13 +970,8 @@ impl Tap<'_> {
                 Some((func, r)) => f32::from(u8::from(Combiner::compare_border(border, func, r))),
                 None => border.rgba[c],
             },
-            Tap::Corner(ts) => {
-                let mut s = accum::WeightedSum::NEW;
-                for t in ts {
-                    s.add(one(t), 1.0 / 3.0);
-                }
-                s.finish()
-            }
+            // R103, R120: the average of the three real texels, rounded once.
+            Tap::Corner(ts) => accum::third_of_sum(ts.map(one)),
         }
     }
 }
