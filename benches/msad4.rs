@@ -8,13 +8,19 @@
 //! * `msad4_best1/<plain|masked>/<t>x<t>`: `find_matches` top 1 in a 4096² noise image with
 //!   the template planted, plain or with transparent corners (an ellipse sprite).
 //!
-//! `cargo bench --bench msad4` (add `-- msad4_kernel` or `-- msad4_best1` to pick a group).
+//! * `msad4_sprite/<msad4|alpha>/<t>x<t>`: `find_matches` top 1 of an RGBA sprite with a
+//!   transparent surround and an opaque black outline in a 1920×1080 RGBA screenshot, with
+//!   msad4's masking (the outline does not count) and alpha masking (it does: a second SAD pass
+//!   over the outline, and no pruning), side by side.
+//!
+//! `cargo bench --bench msad4` (add `-- msad4_kernel`, `-- msad4_best1` or `-- msad4_sprite` to
+//! pick a group).
 
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use penumbra::msad4::{
-    CpuExtension, Image, MatchOptions, SadMap, find_matches, sad_map_into, sad_map_using,
+    CpuExtension, Image, Masking, MatchOptions, SadMap, find_matches, sad_map_into, sad_map_using,
 };
 
 struct Noise(u64);
@@ -108,5 +114,56 @@ fn best_match(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, kernels, best_match);
+/// An RGBA sprite (transparent outside a disc, a black ring, noise inside) planted in a noise
+/// screenshot, found with either masking.
+fn sprite_masking(c: &mut Criterion) {
+    let mut g = c.benchmark_group("msad4_sprite");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    let (w, h) = (1920u32, 1080u32);
+    let mut noise = Noise(0x5EED_0017_ABCD_1234);
+    let mut pixels: Vec<u8> = (0..w * h * 4).map(|_| noise.byte()).collect();
+    for t in [16u32, 32, 64] {
+        let c0 = (f64::from(t) - 1.0) / 2.0;
+        let r = f64::from(t) / 2.0;
+        let mut tpl = Vec::with_capacity((t * t * 4) as usize);
+        for i in 0..t * t {
+            let (x, y) = (f64::from(i % t), f64::from(i / t));
+            let d = (((x - c0) / r).powi(2) + ((y - c0) / r).powi(2)).sqrt();
+            let px = if d > 1.0 {
+                [0, 0, 0, 0]
+            } else if d > 0.8 {
+                [0, 0, 0, 255]
+            } else {
+                [noise.byte(), noise.byte(), noise.byte(), 255]
+            };
+            tpl.extend(px);
+        }
+        let (px, py) = (1000u32, 500u32);
+        for i in 0..t * t {
+            let at = (((py + i / t) * w + px + i % t) * 4) as usize;
+            let src = &tpl[(i * 4) as usize..(i * 4 + 4) as usize];
+            if src[3] != 0 {
+                pixels[at..at + 4].copy_from_slice(src);
+            }
+        }
+        let image = Image::rgba8(w, h, pixels.clone()).unwrap();
+        let tpl = Image::rgba8(t, t, tpl).unwrap();
+        for masking in [Masking::Msad4, Masking::Alpha] {
+            let opts = MatchOptions {
+                masking,
+                ..MatchOptions::default()
+            };
+            let found = find_matches(&image, &tpl, &opts).unwrap();
+            assert_eq!((found[0].x, found[0].y, found[0].sad), (px, py, 0));
+            g.bench_function(BenchmarkId::new(masking.name(), format!("{t}x{t}")), |b| {
+                b.iter(|| find_matches(&image, &tpl, &opts).unwrap())
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, kernels, best_match, sprite_masking);
 criterion_main!(benches);

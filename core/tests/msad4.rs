@@ -982,6 +982,18 @@ fn alpha_masking_equals_the_naive_loop_on_every_backend() {
             ..MatchOptions::default()
         };
         let found = find_matches(&image, &tpl, &opts).unwrap();
+        // The pruned search (msad4's bounds, alpha-masked exact scores) gives the same.
+        for pruning in [Pruning::Always, Pruning::Never] {
+            let o = MatchOptions {
+                pruning,
+                ..opts.clone()
+            };
+            assert_eq!(
+                find_matches(&image, &tpl, &o).unwrap(),
+                found,
+                "{pruning:?}, case {case}"
+            );
+        }
         let nx = image.width() - tw + 1;
         let mut all: Vec<(u32, u32, u32)> = want
             .iter()
@@ -1076,4 +1088,70 @@ fn alpha_masking_needs_an_rgba_template() {
         assert_eq!(Masking::from_name(m.name()), Some(m));
     }
     assert_eq!(Masking::from_name("Alpha"), None);
+}
+
+/// Alpha masking through the pruned search: a sprite with a black outline in a large RGBA
+/// image, pruned and exhaustive top-k equal, every backend.
+#[test]
+fn alpha_masked_pruned_search_equals_exhaustive() {
+    let mut rng = Rng(0x5A17_0017);
+    let (w, h, t) = (300u32, 260u32, 24u32);
+    let mut image = random_image(&mut rng, w, h, Channels::Rgba8);
+    let mut tpl = Vec::new();
+    for i in 0..t * t {
+        let (x, y) = (i % t, i / t);
+        let d = (x as i32 - 12).pow(2) + (y as i32 - 12).pow(2);
+        let px = if d > 144 {
+            [0, 0, 0, 0]
+        } else if d > 100 {
+            [0, 0, 0, 255]
+        } else {
+            let b = rng.bytes(3);
+            [b[0], b[1], b[2], 255]
+        };
+        tpl.extend(px);
+    }
+    // Planted with its black outline (every opaque pixel copied whole).
+    let mut data = image.data().to_vec();
+    for i in 0..(t * t) as usize {
+        let p = &tpl[i * 4..i * 4 + 4];
+        if p[3] != 0 {
+            let at = ((90 + i / t as usize) * w as usize + 140 + i % t as usize) * 4;
+            data[at..at + 4].copy_from_slice(p);
+        }
+    }
+    image = Image::rgba8(w, h, data).unwrap();
+    let tpl = Image::rgba8(t, t, tpl).unwrap();
+    for &ext in &CpuExtension::supported() {
+        let base = MatchOptions {
+            top_k: 5,
+            backend: Some(ext),
+            masking: Masking::Alpha,
+            ..MatchOptions::default()
+        };
+        let never = find_matches(
+            &image,
+            &tpl,
+            &MatchOptions {
+                pruning: Pruning::Never,
+                ..base.clone()
+            },
+        )
+        .unwrap();
+        let always = find_matches(
+            &image,
+            &tpl,
+            &MatchOptions {
+                pruning: Pruning::Always,
+                ..base.clone()
+            },
+        )
+        .unwrap();
+        assert_eq!(always, never, "{ext}");
+        assert_eq!(
+            (never[0].x, never[0].y, never[0].sad),
+            (140, 90, 0),
+            "{ext}"
+        );
+    }
 }

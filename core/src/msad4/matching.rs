@@ -141,10 +141,7 @@ pub fn find_matches(
         threads: opts.threads.max(1),
         backend,
     };
-    // The bounds know `msad4`'s masking only: alpha masking's opaque 0 bytes are scored
-    // exhaustively.
     let prune = match opts.pruning {
-        _ if prepared.alpha.is_some() => false,
         Pruning::Never => false,
         Pruning::Always => true,
         Pruning::Auto => {
@@ -153,12 +150,14 @@ pub fn find_matches(
                 && search.positions() >= PRUNE_MIN_POSITIONS
         }
     };
-    let found =
-        if prune && let Some(found) = search.pruned(template, opts.pruning == Pruning::Always) {
-            found
-        } else {
-            search.exhaustive()
-        };
+    let found = if prune
+        && let Some(found) =
+            search.pruned(template, zeros.is_some(), opts.pruning == Pruning::Always)
+    {
+        found
+    } else {
+        search.exhaustive()
+    };
     // The passes stop early once the deadline has passed; their answer is then incomplete.
     crate::deadline::check()?;
     Ok(found)
@@ -213,7 +212,11 @@ impl Search<'_> {
 
     /// The bound-based search; `None` asks for the exhaustive one (no usable bound, or the bound
     /// does not discriminate and `strict` is off).
-    fn pruned(&self, template: &Image, strict: bool) -> Option<Vec<Match>> {
+    ///
+    /// With `alpha` (alpha masking of a template with opaque 0 bytes) the bounds are those of
+    /// `msad4`'s masking, which are still lower bounds (the opaque 0 bytes only add), and the
+    /// exact scores count every byte of the opaque pixels.
+    fn pruned(&self, template: &Image, alpha: bool, strict: bool) -> Option<Vec<Match>> {
         let image = self.prepared.image;
         let full = Bound::new(image, template);
         if full.is_empty() && !strict {
@@ -222,7 +225,7 @@ impl Search<'_> {
         // Round 1 ranks positions by the first layer alone (a third of the cost on a sprite,
         // and enough for an exact copy); the rounds after it use every layer.
         let coarse = full.first_layer();
-        let rows = ExactRows::new(image, template);
+        let rows = ExactRows::new(image, template, alpha);
         let total = self.positions();
         let mut n = self.k.saturating_mul(64).max(1024).min(total);
         let mut bound = &coarse;
@@ -405,20 +408,32 @@ pub(crate) struct ExactRows {
 }
 
 impl ExactRows {
-    fn new(image: &Image, template: &Image) -> ExactRows {
+    /// The rows of `template`, cared for as `msad4` masks (every 0 byte is "don't care"), or,
+    /// with `alpha`, as alpha masking does (every byte of a pixel whose alpha is not 0; the
+    /// template's transparent pixels are already all 0).
+    fn new(image: &Image, template: &Image, alpha: bool) -> ExactRows {
         let bpp = image.channels().bytes_per_pixel();
         let row_bytes = image.width() as usize * bpp;
         let width = template.width() as usize * bpp;
+        let mask = if alpha {
+            template
+                .data()
+                .chunks_exact(4)
+                .flat_map(|p| [if p[3] == 0 { 0 } else { 0xFF }; 4])
+                .collect()
+        } else {
+            template
+                .data()
+                .iter()
+                .map(|&b| if b == 0 { 0 } else { 0xFF })
+                .collect()
+        };
         ExactRows {
             offs: (0..template.height() as usize)
                 .map(|r| r * row_bytes)
                 .collect(),
             tpl: template.data().to_vec(),
-            mask: template
-                .data()
-                .iter()
-                .map(|&b| if b == 0 { 0 } else { 0xFF })
-                .collect(),
+            mask,
             width,
         }
     }
