@@ -139,3 +139,36 @@ pub fn sample_level() -> Level {
         path,
     }
 }
+
+/// Names of the sample level's occluders, in [`sample_level`]'s order (what `penumbra demo
+/// --write-level` names the glTF nodes).
+pub const OCCLUDER_NAMES: [&str; 11] = [
+    "floor",
+    "north wall",
+    "west wall",
+    "inner wall",
+    "crate 1",
+    "crate 2",
+    "crate 3",
+    "pillar 1",
+    "pillar 2",
+    "pillar 3",
+    "pillar 4",
+];
+
+/// The sample level's occluders as a binary glTF (one named node each), for
+/// `penumbra demo --write-level`.
+///
+/// # Errors
+/// What [`penumbra_core::gltf::write_glb`] refuses (nothing the sample level holds).
+pub fn sample_level_glb() -> Result<Vec<u8>, penumbra_core::gltf::GltfError> {
+    let level = sample_level();
+    let nodes: Vec<(&str, &penumbra_core::raster::Mesh, glam::Mat4)> = level
+        .scene
+        .occluders
+        .iter()
+        .zip(OCCLUDER_NAMES)
+        .map(|(o, name)| (name, &*o.mesh, o.transform))
+        .collect();
+    penumbra_core::gltf::write_glb(&nodes)
+}

@@ -194,3 +194,44 @@ fn watch_reruns_the_script_when_it_or_a_module_changes() {
         "{seen:?}"
     );
 }
+
+/// `penumbra demo --write-level` writes the courtyard as a .glb; `penumbra run --level` gives a
+/// script that level as the global `level`, whose rays report the glTF node names.
+#[test]
+fn the_demo_level_round_trips_through_gltf_into_a_script() {
+    let dir = scene(
+        "level",
+        "probe.luau",
+        "local hit = level:raycast({5, 10, 5}, {0, -20, 0})\n\
+         print(hit.occluder, hit.position.y, level.occluders, level.triangles)\n\
+         local inside, name = level:isInside({0, 2, -10})\n\
+         print(inside, name)\n",
+    );
+    let (code, stdout, stderr) =
+        penumbra(&dir, &["demo", "--write-level", "scripts/courtyard.glb"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stdout.starts_with("wrote scripts/courtyard.glb (11 nodes, 132 triangles)"),
+        "{stdout}"
+    );
+    let (code, stdout, stderr) = penumbra(
+        &dir,
+        &[
+            "run",
+            "scripts/probe.luau",
+            "--level",
+            "scripts/courtyard.glb",
+        ],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout, "crate 1\t1.5\t11\t132\ntrue\tpillar 2\n");
+    let (code, _, stderr) = penumbra(
+        &dir,
+        &["run", "scripts/probe.luau", "--level", "scripts/probe.luau"],
+    );
+    assert_eq!(code, Some(1));
+    assert!(
+        stderr.contains("expected a .gltf, .glb or .obj file"),
+        "{stderr}"
+    );
+}

@@ -155,7 +155,11 @@ fn module_functions_and_roblox_globals_get_hints() {
         "local v = Vector3.new(1, 2, 3)",
         &[
             "test.luau:1:",
-            "'Vector3' is a Roblox global, not a penumbra one: Luau's vector type is built in: vector.create(x, y, z)",
+            if cfg!(feature = "luau") {
+                "'Vector3' is a Roblox global, not a penumbra one: Luau's vector type is built in: vector.create(x, y, z)"
+            } else {
+                "'Vector3' is a Roblox global, not a penumbra one: points are tables {x, y, z}"
+            },
         ],
     );
     fails_with(

@@ -36,12 +36,29 @@ pub struct DemoArgs {
     /// Print the demo's Luau script instead of running it.
     #[arg(long)]
     script: bool,
+    /// Write the demo's level (its floor, walls, crates and pillars, one named node each) as a
+    /// binary glTF file instead of running the demo; `penumbra run --level FILE` and
+    /// `scene:loadGltf` read it back.
+    #[arg(long, value_name = "FILE.glb")]
+    write_level: Option<PathBuf>,
 }
 
 /// Runs the subcommand.
 pub fn run(args: &DemoArgs) -> Result<(), Failure> {
     if args.script {
         return print(SCRIPT);
+    }
+    if let Some(path) = &args.write_level {
+        let glb = penumbra::level::sample_level_glb().map_err(|e| e.to_string())?;
+        penumbra_core::files::write_atomic(path, &glb)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let level = penumbra::level::sample_level();
+        return print(&format!(
+            "wrote {} ({} nodes, {} triangles)\n",
+            path.display(),
+            level.scene.occluders.len(),
+            level.scene.triangle_count()
+        ));
     }
     if args.out.exists() && !args.out.is_dir() {
         return Err(format!(

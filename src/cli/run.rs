@@ -29,6 +29,10 @@ pub struct RunArgs {
     /// Time limit in seconds ("inf" for none); it holds inside long calls too.
     #[arg(long, value_name = "S", default_value = "10", value_parser = parse_timeout)]
     timeout: Timeout,
+    /// A level to preload: a glTF (.gltf, .glb) or Wavefront OBJ file below the root, given to
+    /// the script as the global `level` (a Scene holding its meshes, named by their nodes).
+    #[arg(long, value_name = "FILE")]
+    level: Option<PathBuf>,
     /// Keep running: when the script, a module it requires or a file it loads changes, clear
     /// the screen and run it again in a fresh state (errors are printed, not fatal). Ctrl-C
     /// stops.
@@ -45,19 +49,61 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
             _ => PathBuf::from("."),
         },
     };
-    let options = RuntimeOptions::new(root)
+    let options = RuntimeOptions::new(&root)
         .out_dir(&args.out)
         .max_memory(args.max_memory)
         .timeout(args.timeout.0.unwrap_or(Duration::MAX));
+    let level = match &args.level {
+        Some(path) => Some(level_chunk(&root, path)?),
+        None => None,
+    };
     if args.watch {
-        return watch(&args.script, &options);
+        return watch(&args.script, &options, level.as_deref());
     }
     let runtime = Runtime::new(options).map_err(|e| e.to_string())?;
+    if let Some(chunk) = &level {
+        runtime.run_str(chunk, "--level").map_err(script_failure)?;
+    }
     runtime.run_file(&args.script).map_err(script_failure)
 }
 
+/// The Lua that preloads `--level`: the global `level`, a scene with the file loaded (by its
+/// path relative to the root, so the sandbox's rules hold).
+fn level_chunk(root: &std::path::Path, path: &std::path::Path) -> Result<String, Failure> {
+    let shown = path.display();
+    let canonical =
+        |p: &std::path::Path| std::fs::canonicalize(p).map_err(|e| format!("--level {shown}: {e}"));
+    let (file, root) = (canonical(path)?, canonical(root)?);
+    let rel = file.strip_prefix(&root).map_err(|_| {
+        format!(
+            "--level {shown}: the file is not below the script root {} (see --root)",
+            root.display()
+        )
+    })?;
+    let rel = rel.to_string_lossy().replace('\\', "/");
+    let ext = rel.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    let load = match ext.as_deref() {
+        Some("gltf" | "glb") => "loadGltf",
+        Some("obj") => "loadObj",
+        _ => {
+            return Err(format!("--level {shown}: expected a .gltf, .glb or .obj file").into());
+        }
+    };
+    // A long-bracket string: no escapes to get wrong in a path.
+    if rel.contains("]==]") || rel.contains('\n') {
+        return Err(format!("--level {shown}: a path penumbra cannot pass to the script").into());
+    }
+    Ok(format!(
+        "level = penumbra.scene()\nlevel:{load}([==[{rel}]==])\n"
+    ))
+}
+
 /// `--watch`: run, then wait for a change of any file the run read and run again, forever.
-fn watch(script: &std::path::Path, options: &RuntimeOptions) -> Result<(), Failure> {
+fn watch(
+    script: &std::path::Path,
+    options: &RuntimeOptions,
+    level: Option<&str>,
+) -> Result<(), Failure> {
     use std::io::Write;
     let mut watch: Option<penumbra_lua::watch::FileWatch> = None;
     let mut first = true;
@@ -72,7 +118,11 @@ fn watch(script: &std::path::Path, options: &RuntimeOptions) -> Result<(), Failu
         // A fresh state each run: globals a script set must not leak into the next one.
         let (result, mut files) = match Runtime::new(options.clone()) {
             Ok(runtime) => {
-                let result = runtime.run_file(script);
+                let result = match level {
+                    Some(chunk) => runtime.run_str(chunk, "--level"),
+                    None => Ok(()),
+                }
+                .and_then(|()| runtime.run_file(script));
                 (result.map_err(|e| e.to_string()), runtime.files_read())
             }
             Err(e) => (Err(e.to_string()), Vec::new()),

@@ -8,9 +8,19 @@
 //!    4M coherent (scan-line grid) and 4M random coordinates.
 //! 3. Shadow rays: 1M points on the ground; parry3d casts a ray towards the sun through a
 //!    `TriMesh` of the same triangles, penumbra answers `ShadowMap::lit_fractions` (2×2 kernel).
+//! 4. Ray casts (`scene:raycast`): 1M rays from 2 to 12 m above the ground, pointing down at up
+//!    to about 40° off vertical, cut off at 40 m (the rays of `benches/raycast.rs`): penumbra's
+//!    `Lighting::raycast_many` on 1 thread over the level as it is kept (the ground and 4,000
+//!    instances of one cube mesh), parry3d's `cast_ray_and_get_normal` through one `TriMesh` of
+//!    the level baked into world space. The row reports how many rays the two disagree on
+//!    (hit or miss) and by how much their distances differ. The two test different floats
+//!    (penumbra each cube in its own space through the inverse transform, parry3d the baked
+//!    world-space triangles), so rays that graze a cube's edge, or meet a face almost edge-on
+//!    (where the distance is ill-conditioned), can come out differently: a handful in a million.
 //!
 //! ```sh
 //! cargo run --release -p penumbra_xcheck --example peers
+//! cargo run --release -p penumbra_xcheck --example peers -- raycast   # the ray-cast row only
 //! ```
 
 use std::sync::Arc;
@@ -422,7 +432,141 @@ fn mean_diff(a: &[f32], b: &[f32]) -> f64 {
         / a.len() as f64
 }
 
+/// Rays of the ray-cast row.
+const CASTS: usize = 1 << 20;
+/// Their cut-off (world units).
+const CAST_DISTANCE: f32 = 40.0;
+
+/// `count` rays from 2 to 12 m above the ground, over all of it but a 2 m border, pointing
+/// down with a horizontal part of up to 0.8 per unit down (as `benches/raycast.rs`).
+fn cast_rays(count: usize) -> Vec<(Vec3, Vec3)> {
+    let mut rng = Lcg(0x7a15);
+    let (nx, nz) = (GROUND.0 as f32 - 4.0, GROUND.1 as f32 - 4.0);
+    (0..count)
+        .map(|_| {
+            let x = (rng.next() - 0.5) * nx;
+            let z = (rng.next() - 0.5) * nz;
+            let y = height(x, z) + 2.0 + 10.0 * rng.next();
+            let d = Vec3::new((rng.next() - 0.5) * 1.6, -1.0, (rng.next() - 0.5) * 1.6);
+            (Vec3::new(x, y, z), d)
+        })
+        .collect()
+}
+
+/// Row 4, ray casts: penumbra's `raycast_many` (1 thread) against parry3d's
+/// `cast_ray_and_get_normal` on the same rays and triangles.
+fn raycast_row(table: &mut Table) -> Result<(), Box<dyn std::error::Error>> {
+    use penumbra_core::shadow::{Lighting, OccluderId};
+    let rays = cast_rays(CASTS);
+    let mut lighting = Lighting::new();
+    lighting.set_threads(1);
+    let (ground, transforms) = level::level();
+    lighting.add_occluder(Occluder::mesh(Arc::new(ground), Mat4::IDENTITY));
+    let cube = Arc::new(level::cube());
+    for t in transforms {
+        lighting.add_occluder(Occluder::mesh(Arc::clone(&cube), t));
+    }
+    let all = |_: OccluderId| true;
+    let (first, _) = time(|| lighting.raycast_many(&rays[..1], CAST_DISTANCE, &all, 1));
+    let mut ours = vec![None; 0];
+    let mut times = Vec::new();
+    for _ in 0..=REPS {
+        let (t, hits) = time(|| lighting.raycast_many(&rays, CAST_DISTANCE, &all, 1));
+        times.push(t);
+        ours = hits;
+    }
+    times.remove(0); // warm-up
+    let ours_secs = median(times);
+
+    let mesh = level::baked();
+    let vertices: Vec<parry3d::math::Vector> = mesh
+        .positions()
+        .iter()
+        .map(|p| parry3d::math::Vector::new(p.x, p.y, p.z))
+        .collect();
+    let triangles: Vec<[u32; 3]> = mesh
+        .indices()
+        .chunks_exact(3)
+        .map(|t| [t[0], t[1], t[2]])
+        .collect();
+    let (build, trimesh) = time(|| parry3d::shape::TriMesh::new(vertices, triangles));
+    let trimesh = trimesh?;
+    let pose = parry3d::math::Pose::IDENTITY;
+    let cast = || {
+        use parry3d::query::RayCast;
+        rays.iter()
+            .map(|&(o, d)| {
+                let d = d.normalize();
+                let ray = parry3d::query::Ray::new(
+                    parry3d::math::Vector::new(o.x, o.y, o.z),
+                    parry3d::math::Vector::new(d.x, d.y, d.z),
+                );
+                trimesh
+                    .cast_ray_and_get_normal(&pose, &ray, CAST_DISTANCE, true)
+                    .map(|h| h.time_of_impact)
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut theirs = Vec::new();
+    let mut times = Vec::new();
+    for _ in 0..=REPS {
+        let (t, hits) = time(cast);
+        times.push(t);
+        theirs = hits;
+    }
+    times.remove(0);
+    let theirs_secs = median(times);
+
+    // Agreement: hit or miss, and the distance where both hit.
+    let (mut differ, mut near_cut, mut far_apart, mut worst) = (0usize, 0usize, 0usize, 0.0f32);
+    let mut examples = Vec::new();
+    for (k, (a, b)) in ours.iter().zip(&theirs).enumerate() {
+        match (a, b) {
+            (Some(a), Some(b)) => {
+                let delta = (a.distance - *b).abs();
+                worst = worst.max(delta);
+                far_apart += usize::from(delta > 1e-3);
+            }
+            (None, None) => {}
+            (a, b) => {
+                differ += 1;
+                // A hit within rounding of the cut-off on one side only.
+                let t = a.map(|h| h.distance).or(*b).unwrap_or(0.0);
+                near_cut += usize::from((t - CAST_DISTANCE).abs() < 1e-3);
+                if examples.len() < 3 {
+                    examples.push((k, a.map(|h| (h.distance, h.occluder)), *b));
+                }
+            }
+        }
+    }
+    let hits = ours.iter().filter(|h| h.is_some()).count();
+    eprintln!(
+        "raycast: {hits} of {CASTS} rays hit (penumbra); {differ} differ in hit or miss ({near_cut} \
+         within 1e-3 of the {CAST_DISTANCE} m cut-off), {far_apart} both-hit rays more than 1e-3 \
+         apart (largest difference {worst:.2e}); penumbra's first cast (index and ray data) \
+         {:.0} ms, parry3d's TriMesh build {:.0} ms; examples {examples:?}",
+        first * 1e3,
+        build * 1e3
+    );
+    table.row(
+        "1M ray casts, 100k-tri level, 40 m cut-off (rays/s)",
+        format!("{} raycast_many, 1 thread", rate(CASTS, ours_secs)),
+        "parry3d cast_ray_and_get_normal",
+        rate(CASTS, theirs_secs),
+        theirs_secs / ours_secs,
+    );
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // `peers raycast`: the ray-cast row only (no lavapipe needed).
+    if std::env::args().nth(1).as_deref() == Some("raycast") {
+        let mut table = Table(Vec::new());
+        raycast_row(&mut table)?;
+        println!();
+        table.print();
+        return Ok(());
+    }
     if std::env::var_os("LP_NUM_THREADS").is_none() {
         // SAFETY: the first thing main does, before any other thread exists.
         unsafe { std::env::set_var("LP_NUM_THREADS", "1") };
@@ -601,6 +745,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         format!("{:.0} ms; {}", ray_secs * 1e3, rate(RAYS, ray_secs)),
         ray_secs / (render + query),
     );
+    raycast_row(&mut table)?;
     println!();
     table.print();
     Ok(())

@@ -7,15 +7,20 @@
 //! one plane of the tile's frustum in clip space, by more than a slack that covers the f32
 //! rounding of the rasterizer's own vertex transform. The planes are homogeneous
 //! (`n · (x, y, z, w) ≥ 0`), so the test is right for points behind a perspective light too.
+//!
+//! Ray casts ([`super::ray`]) walk the same hierarchies, in a 4-wide form made from them.
+
+use std::sync::{Arc, OnceLock};
 
 use glam::{DVec4, Mat4, Vec3};
 
+use super::ray::{InstanceRays, RayData};
 use super::{Instance, Mesh, Placed};
 
 /// Items per leaf of a mesh's hierarchy (triangles).
 const MESH_LEAF: usize = 4;
 /// Items per leaf of an instance hierarchy.
-const INSTANCE_LEAF: usize = 2;
+const INSTANCE_LEAF: usize = 1;
 /// Relative slack of a plane test: far above the few f32 roundings of `(VP·M)·p`.
 const RELATIVE_SLACK: f64 = 1e-5;
 
@@ -24,26 +29,144 @@ const RELATIVE_SLACK: f64 = 1e-5;
 const UNBOUNDED: ([f32; 3], [f32; 3]) = ([-f32::MAX; 3], [f32::MAX; 3]);
 
 #[derive(Clone, Copy, Debug)]
-struct Node {
-    lo: [f32; 3],
-    hi: [f32; 3],
+pub(super) struct Node {
+    pub(super) lo: [f32; 3],
+    pub(super) hi: [f32; 3],
     /// Leaf: first item in `order`; inner node: index of the first child (the second follows).
-    first: u32,
+    pub(super) first: u32,
     /// Items of a leaf; 0 for an inner node.
-    count: u32,
+    pub(super) count: u32,
 }
 
-/// A bounding-volume hierarchy over item boxes, split at the median of the widest axis of the
-/// box centres.
+/// A bounding-volume hierarchy over item boxes, split by the binned surface-area heuristic
+/// (at the median of the widest axis of the box centres where it finds no split, and deep in
+/// the tree).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Bvh {
-    nodes: Vec<Node>,
+    pub(super) nodes: Vec<Node>,
     /// Item indices, leaf by leaf.
-    order: Vec<u32>,
+    pub(super) order: Vec<u32>,
     /// Parent of each node (`u32::MAX` for the root), for refits.
     parent: Vec<u32>,
     /// The leaf of each item (`u32::MAX` for items left out), for refits.
     leaf_of: Vec<u32>,
+    /// The hierarchy four children to a node for ray casts, when asked for
+    /// ([`Bvh::with_wide`]); refits keep it.
+    pub(super) wide: Wide,
+}
+
+/// A node of the 4-wide hierarchy that ray casts walk: up to four children, each a box and
+/// either another [`Quad`] or a leaf of the binary hierarchy, in two cache lines, so that a
+/// ray tests all four boxes with 4-wide arithmetic and one dependent load per level (the
+/// binary tree needs two). Lanes without a child have boxes at +∞ on every axis, which no ray
+/// enters.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+pub(super) struct Quad {
+    /// Per axis, the low and the high bound of each child.
+    pub(super) lo: [[f32; 4]; 3],
+    pub(super) hi: [[f32; 4]; 3],
+    /// Per child: an inner child's quad, or a leaf's first item in `order`.
+    pub(super) link: [u32; 4],
+    /// Per child: a leaf's item count; 0 for an inner child.
+    pub(super) count: [u32; 4],
+}
+
+impl Default for Quad {
+    fn default() -> Quad {
+        Quad {
+            lo: [[f32::INFINITY; 4]; 3],
+            hi: [[f32::INFINITY; 4]; 3],
+            link: [0; 4],
+            count: [0; 4],
+        }
+    }
+}
+
+impl Quad {
+    fn set_bounds(&mut self, lane: usize, lo: [f32; 3], hi: [f32; 3]) {
+        for a in 0..3 {
+            self.lo[a][lane] = lo[a];
+            self.hi[a][lane] = hi[a];
+        }
+    }
+}
+
+/// The 4-wide form of a binary hierarchy: quad 0 holds the root's children.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Wide {
+    pub(super) quads: Vec<Quad>,
+    /// Where each binary node is a child: `4 · quad + lane`, or `u32::MAX` (the root, and
+    /// inner nodes whose children a quad took instead), for refits.
+    lane_of: Vec<u32>,
+}
+
+impl Wide {
+    /// The 4-wide form of `nodes`. Each quad starts from an inner node's two children and
+    /// opens the inner child of largest surface area until it has four (MacDonald and Booth's
+    /// surface area as the chance that a ray meets the box); the quads of one quad's children
+    /// are stored together.
+    pub(super) fn of(nodes: &[Node]) -> Wide {
+        let mut wide = Wide {
+            quads: Vec::new(),
+            lane_of: vec![u32::MAX; nodes.len()],
+        };
+        let Some(root) = nodes.first() else {
+            return wide;
+        };
+        if root.count > 0 {
+            return wide;
+        }
+        wide.quads.push(Quad::default());
+        // (quad, binary node whose subtree it holds)
+        let mut todo = vec![(0usize, 0usize)];
+        while let Some((q, n)) = todo.pop() {
+            let first = nodes[n].first as usize;
+            let mut children = vec![first, first + 1];
+            while children.len() < 4 {
+                let open = children
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, &c)| nodes[c].count == 0)
+                    .max_by(|a, b| {
+                        let area = |c: usize| half_area((nodes[c].lo, nodes[c].hi));
+                        area(*a.1).total_cmp(&area(*b.1))
+                    })
+                    .map(|(k, _)| k);
+                let Some(k) = open else {
+                    break;
+                };
+                let c = children.remove(k);
+                let f = nodes[c].first as usize;
+                children.extend([f, f + 1]);
+            }
+            let mut quad = Quad::default();
+            for (lane, &c) in children.iter().enumerate() {
+                let node = &nodes[c];
+                quad.set_bounds(lane, node.lo, node.hi);
+                wide.lane_of[c] = (4 * q + lane) as u32;
+                if node.count > 0 {
+                    (quad.link[lane], quad.count[lane]) = (node.first, node.count);
+                } else {
+                    let child = wide.quads.len();
+                    wide.quads.push(Quad::default());
+                    quad.link[lane] = child as u32;
+                    todo.push((child, c));
+                }
+            }
+            wide.quads[q] = quad;
+        }
+        wide
+    }
+
+    /// Binary node `node` has the box `lo`, `hi` now.
+    fn refit(&mut self, node: usize, lo: [f32; 3], hi: [f32; 3]) {
+        if let Some(&at) = self.lane_of.get(node)
+            && let Some(quad) = self.quads.get_mut(at as usize / 4)
+        {
+            quad.set_bounds(at as usize % 4, lo, hi);
+        }
+    }
 }
 
 fn union(a: ([f32; 3], [f32; 3]), b: ([f32; 3], [f32; 3])) -> ([f32; 3], [f32; 3]) {
@@ -54,6 +177,86 @@ fn union(a: ([f32; 3], [f32; 3]), b: ([f32; 3], [f32; 3])) -> ([f32; 3], [f32; 3
 }
 
 const EMPTY_BOX: ([f32; 3], [f32; 3]) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
+
+/// Buckets per axis of the binned surface-area split.
+const BINS: usize = 16;
+/// Nodes this deep and deeper split at the median, so that no tree gets much deeper than
+/// `SAH_DEPTH + log2(items)`, however the items lie.
+const SAH_DEPTH: usize = 24;
+
+/// Half the surface area of a box (0 for an empty one), in f64 so that unbounded boxes stay
+/// finite.
+fn half_area(b: ([f32; 3], [f32; 3])) -> f64 {
+    let d: [f64; 3] = std::array::from_fn(|a| (f64::from(b.1[a]) - f64::from(b.0[a])).max(0.0));
+    d[0] * d[1] + d[1] * d[2] + d[2] * d[0]
+}
+
+/// Splits `slice` in two by the surface-area heuristic (MacDonald and Booth 1990; binned as
+/// in Wald, "On fast Construction of SAH-based Bounding Volume Hierarchies", 2007): the
+/// centres are put in [`BINS`] buckets along each axis, and the bucket boundary with the least
+/// `area(left) · n_left + area(right) · n_right` wins. The items of the left part come first;
+/// returns their count, or `None` when no boundary leaves both parts non-empty.
+fn sah_split(
+    slice: &mut [u32],
+    bx: &impl Fn(u32) -> ([f32; 3], [f32; 3]),
+    centre: &impl Fn(u32, usize) -> f32,
+    clo: [f32; 3],
+    chi: [f32; 3],
+) -> Option<usize> {
+    let bin_of = |axis: usize| {
+        let (lo, extent) = (clo[axis], chi[axis] - clo[axis]);
+        let scale = BINS as f32 / extent;
+        move |c: f32| (((c - lo) * scale) as usize).min(BINS - 1)
+    };
+    let mut best: Option<(f64, usize, usize)> = None;
+    for axis in 0..3 {
+        let extent = chi[axis] - clo[axis];
+        if !(extent > 0.0 && extent.is_finite()) {
+            continue;
+        }
+        let bin = bin_of(axis);
+        let mut boxes = [EMPTY_BOX; BINS];
+        let mut counts = [0usize; BINS];
+        for &i in slice.iter() {
+            let b = bin(centre(i, axis));
+            counts[b] += 1;
+            boxes[b] = union(boxes[b], bx(i));
+        }
+        let mut right = [(0.0f64, 0usize); BINS];
+        let (mut acc, mut n) = (EMPTY_BOX, 0);
+        for k in (1..BINS).rev() {
+            acc = union(acc, boxes[k]);
+            n += counts[k];
+            right[k] = (half_area(acc), n);
+        }
+        let (mut acc, mut n) = (EMPTY_BOX, 0);
+        for k in 1..BINS {
+            acc = union(acc, boxes[k - 1]);
+            n += counts[k - 1];
+            let (area, m) = right[k];
+            if n == 0 || m == 0 {
+                continue;
+            }
+            let cost = half_area(acc) * n as f64 + area * m as f64;
+            if best.is_none_or(|(c, _, _)| cost < c) {
+                best = Some((cost, axis, k));
+            }
+        }
+    }
+    let (cost, axis, k) = best?;
+    if !cost.is_finite() {
+        return None;
+    }
+    let bin = bin_of(axis);
+    let mut left = 0;
+    for j in 0..slice.len() {
+        if bin(centre(slice[j], axis)) < k {
+            slice.swap(left, j);
+            left += 1;
+        }
+    }
+    Some(left)
+}
 
 impl Bvh {
     /// A hierarchy over `boxes` (`None`: the item is left out, it can never be drawn).
@@ -66,6 +269,7 @@ impl Bvh {
             order: Vec::with_capacity(items.len()),
             parent: Vec::new(),
             leaf_of: vec![u32::MAX; boxes.len()],
+            wide: Wide::default(),
         };
         if items.is_empty() {
             return bvh;
@@ -79,8 +283,8 @@ impl Bvh {
             count: 0,
         });
         bvh.parent.push(u32::MAX);
-        let mut stack = vec![(0usize, 0usize, items.len())];
-        while let Some((node, start, end)) = stack.pop() {
+        let mut stack = vec![(0usize, 0usize, items.len(), 0usize)];
+        while let Some((node, start, end, depth)) = stack.pop() {
             let slice = &mut items[start..end];
             let bounds = slice.iter().fold(EMPTY_BOX, |b, &i| union(b, bx(i)));
             bvh.nodes[node].lo = bounds.0;
@@ -94,8 +298,9 @@ impl Bvh {
                 bvh.order.extend_from_slice(slice);
                 continue;
             }
-            // Median split on the widest axis of the centres (centres of unbounded boxes
-            // are 0, which keeps them finite).
+            // A binned surface-area split (the median on the widest axis of the centres where
+            // it finds none, and below `SAH_DEPTH`); centres of unbounded boxes are 0, which
+            // keeps them finite.
             let centre = |i: u32, a: usize| {
                 let (lo, hi) = bx(i);
                 0.5 * lo[a] + 0.5 * hi[a]
@@ -108,11 +313,21 @@ impl Bvh {
                     chi[a] = chi[a].max(c);
                 }
             }
-            let axis = (0..3)
-                .max_by(|&a, &b| (chi[a] - clo[a]).total_cmp(&(chi[b] - clo[b])))
-                .unwrap_or(0);
-            let mid = slice.len() / 2;
-            slice.select_nth_unstable_by(mid, |&a, &b| centre(a, axis).total_cmp(&centre(b, axis)));
+            let sah = if depth < SAH_DEPTH {
+                sah_split(slice, &bx, &centre, clo, chi)
+            } else {
+                None
+            };
+            let mid = sah.unwrap_or_else(|| {
+                let axis = (0..3)
+                    .max_by(|&a, &b| (chi[a] - clo[a]).total_cmp(&(chi[b] - clo[b])))
+                    .unwrap_or(0);
+                let mid = slice.len() / 2;
+                slice.select_nth_unstable_by(mid, |&a, &b| {
+                    centre(a, axis).total_cmp(&centre(b, axis))
+                });
+                mid
+            });
             let left = bvh.nodes.len();
             for _ in 0..2 {
                 bvh.nodes.push(Node {
@@ -124,10 +339,16 @@ impl Bvh {
                 bvh.parent.push(node as u32);
             }
             bvh.nodes[node].first = left as u32;
-            stack.push((left, start, start + mid));
-            stack.push((left + 1, start + mid, end));
+            stack.push((left, start, start + mid, depth + 1));
+            stack.push((left + 1, start + mid, end, depth + 1));
         }
         bvh
+    }
+
+    /// The same hierarchy with its 4-wide form.
+    pub(super) fn with_wide(mut self) -> Bvh {
+        self.wide = Wide::of(&self.nodes);
+        self
     }
 
     /// Calls `f` with every item whose box is not wholly outside one of `planes`.
@@ -153,7 +374,7 @@ impl Bvh {
                 stack[top + 1] = node.first + 1;
                 top += 2;
             } else {
-                // Deeper than any median-split tree of u32 items gets; visit it all.
+                // Deeper than the trees the builder makes (at most about 24 + 33 levels); visit it all.
                 self.visit_all(node.first, &mut f);
                 self.visit_all(node.first + 1, &mut f);
             }
@@ -170,6 +391,16 @@ impl Bvh {
             self.visit_all(n.first, f);
             self.visit_all(n.first + 1, f);
         }
+    }
+
+    /// Where item `item` is in `order`, if it is in the hierarchy.
+    fn slot_of(&self, item: usize) -> Option<usize> {
+        let leaf = self.nodes.get(*self.leaf_of.get(item)? as usize)?;
+        let first = leaf.first as usize;
+        let k = self.order[first..first + leaf.count as usize]
+            .iter()
+            .position(|&i| i as usize == item)?;
+        Some(first + k)
     }
 
     /// The bounds of everything (`None` when empty).
@@ -205,6 +436,7 @@ impl Bvh {
             };
             self.nodes[node].lo = b.0;
             self.nodes[node].hi = b.1;
+            self.wide.refit(node, b.0, b.1);
             let up = self.parent[node];
             if up == u32::MAX {
                 return true;
@@ -264,7 +496,10 @@ impl Plane {
 /// drawn), in object space.
 #[derive(Debug, Default)]
 pub(crate) struct MeshIndex {
-    bvh: Bvh,
+    pub(super) bvh: Bvh,
+    /// What ray casts read, made on the first cast so that meshes only ever drawn do not
+    /// carry it.
+    pub(super) ray: OnceLock<Arc<RayData>>,
 }
 
 impl MeshIndex {
@@ -285,6 +520,7 @@ impl MeshIndex {
             .collect();
         MeshIndex {
             bvh: Bvh::build(&boxes, MESH_LEAF),
+            ray: OnceLock::new(),
         }
     }
 
@@ -294,7 +530,7 @@ impl MeshIndex {
     }
 
     /// The bounds of the drawable triangles.
-    fn bounds(&self) -> Option<([f32; 3], [f32; 3])> {
+    pub(super) fn bounds(&self) -> Option<([f32; 3], [f32; 3])> {
         self.bvh.root()
     }
 }
@@ -309,8 +545,13 @@ impl MeshIndex {
 /// updated for.
 #[derive(Clone, Debug, Default)]
 pub struct InstanceIndex {
-    bvh: Bvh,
-    boxes: Vec<Option<([f32; 3], [f32; 3])>>,
+    pub(super) bvh: Bvh,
+    pub(super) boxes: Vec<Option<([f32; 3], [f32; 3])>>,
+    /// Each instance's world-to-object matrix for ray casts ([`super::ray::ray_inverse`]),
+    /// kept with the boxes; `None`: rays never hit the instance.
+    pub(super) inverses: Vec<Option<Mat4>>,
+    /// The ray casts' per-instance records, made on the first cast and kept by updates.
+    pub(super) ray: OnceLock<InstanceRays>,
 }
 
 /// The world box of an instance: its mesh's drawable bounds through its transform, padded for
@@ -350,9 +591,15 @@ impl InstanceIndex {
     pub(crate) fn of(instances: &[impl Placed]) -> InstanceIndex {
         crate::zone!("penumbra::raster::InstanceIndex::new");
         let boxes: Vec<_> = instances.iter().map(instance_box).collect();
+        let inverses = instances
+            .iter()
+            .map(|i| super::ray::ray_inverse(&i.transform()))
+            .collect();
         InstanceIndex {
-            bvh: Bvh::build(&boxes, INSTANCE_LEAF),
+            bvh: Bvh::build(&boxes, INSTANCE_LEAF).with_wide(),
             boxes,
+            inverses,
+            ray: OnceLock::new(),
         }
     }
 
@@ -386,13 +633,19 @@ impl InstanceIndex {
             "an InstanceIndex is updated with the list it indexes"
         );
         let b = instance_box(&instances[i]);
+        self.inverses[i] = super::ray::ray_inverse(&instances[i].transform());
         let was = self.boxes[i].is_some();
         self.boxes[i] = b;
         if b.is_some() && !(was && self.bvh.refit(i, &self.boxes)) {
-            self.bvh = Bvh::build(&self.boxes, INSTANCE_LEAF);
+            self.bvh = Bvh::build(&self.boxes, INSTANCE_LEAF).with_wide();
+            // The leaf order changed: the records are made again on the next cast.
+            self.ray = OnceLock::new();
         } else if b.is_none() && was {
             // Its leaf keeps the item, which now adds nothing to the boxes above it.
             self.bvh.refit(i, &self.boxes);
+        }
+        if let (Some(rays), Some(slot)) = (self.ray.get_mut(), self.bvh.slot_of(i)) {
+            rays.update(slot, self.inverses[i], instances[i].mesh());
         }
     }
 

@@ -38,6 +38,10 @@
 //! space, built once per mesh): a tile drawn that way holds the bits the full draw gives it, at
 //! a cost that follows the tile's triangles rather than the whole submission.
 //!
+//! [`InstanceIndex::raycast`] casts exact rays against the same hierarchies: the watertight
+//! triangle test of Woop, Benthin and Wald (2013) in each instance's object space, nearest hit
+//! first, ties broken by instance and then triangle index ([`TriangleRay`], [`RayHit`]).
+//!
 //! ```
 //! use glam::camera::lh;
 //! use glam::{Mat4, Vec3};
@@ -62,6 +66,7 @@
 
 mod index;
 mod mesh;
+mod ray;
 mod setup;
 mod target;
 mod tile;
@@ -75,6 +80,7 @@ use crate::format::Format;
 
 pub use index::InstanceIndex;
 pub use mesh::Mesh;
+pub use ray::{RayHit, TriangleRay, ray_inverse, unit_direction};
 pub use target::{DepthTarget, TILE_SIZE};
 pub(crate) use tile::TileBuf;
 pub use tiled::rasterize_tiles;

@@ -122,8 +122,8 @@ pub(crate) fn third_of_sum(values: [f32; 3]) -> f32 {
     if values.iter().any(|v| v.is_nan()) {
         return f32::NAN;
     }
-    let pos = values.iter().any(|&v| v == f32::INFINITY);
-    let neg = values.iter().any(|&v| v == f32::NEG_INFINITY);
+    let pos = values.contains(&f32::INFINITY);
+    let neg = values.contains(&f32::NEG_INFINITY);
     match (pos, neg) {
         (true, true) => return f32::NAN,
         (true, false) => return f32::INFINITY,
@@ -321,7 +321,7 @@ mod tests {
     fn a_cube_corners_average_is_rounded_once_r103_r120() {
         // The weighted form (each value times f64 1/3) is one ulp off here; the exact average
         // is not.
-        let mut rng = 0x1234_5678_9ABC_DEFu64;
+        let mut rng = 0x0123_4567_89AB_CDEF_u64;
         let mut next = || {
             rng ^= rng << 13;
             rng ^= rng >> 7;
@@ -336,7 +336,7 @@ mod tests {
                     0 => (r % 1_000_000) as f32 / 997.0,
                     // Any sign and scale, the three within 2^±35 of each other.
                     1 => {
-                        let scale = 2f32.powi((i / 3 % 200) as i32 - 100);
+                        let scale = 2f32.powi(i / 3 % 200 - 100);
                         let m = f32::from_bits(0x3F80_0000 | (r as u32 & 0x7F_FFFF));
                         let spread = 2f32.powi((r >> 32) as i32 % 70 - 35);
                         let sign = if r & (1 << 40) != 0 { -1.0 } else { 1.0 };

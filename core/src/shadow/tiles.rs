@@ -20,6 +20,7 @@ use std::time::Instant;
 
 use glam::{Mat4, Vec3};
 
+use super::lighting::OccluderId;
 use super::{Aabb, Occluder};
 use crate::desc::AddressMode;
 use crate::format::{self, Format};
@@ -47,13 +48,21 @@ impl Placed for Occluder {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct SceneIndex {
     pub(crate) occluders: Vec<Occluder>,
+    /// The handle of each occluder (same order), for the answers of ray casts.
+    pub(crate) ids: Vec<OccluderId>,
+    /// Also holds each occluder's inverse transform for ray casts, updated with its box.
     pub(crate) index: InstanceIndex,
 }
 
 impl SceneIndex {
-    pub(crate) fn new(occluders: Vec<Occluder>) -> SceneIndex {
+    pub(crate) fn new(occluders: Vec<(OccluderId, Occluder)>) -> SceneIndex {
+        let (ids, occluders): (Vec<_>, Vec<_>) = occluders.into_iter().unzip();
         let index = InstanceIndex::of(&occluders);
-        SceneIndex { occluders, index }
+        SceneIndex {
+            occluders,
+            ids,
+            index,
+        }
     }
 
     /// Replaces occluder `i` and refits the index to it.

@@ -28,6 +28,10 @@ pub(crate) static SCENE_MEMBERS: Members = Members {
         "addBox",
         "addMesh",
         "loadObj",
+        "loadGltf",
+        "raycast",
+        "raycastBatch",
+        "isInside",
         "addLight",
         "addEye",
         "light",
@@ -340,7 +344,11 @@ pub(crate) fn strict_module(lua: &Lua, module: &Table) -> mlua::Result<()> {
 const ROBLOX_GLOBALS: [(&str, &str); 12] = [
     (
         "Vector3",
-        "Luau's vector type is built in: vector.create(x, y, z) (or a table {x, y, z})",
+        if cfg!(feature = "luau") {
+            "Luau's vector type is built in: vector.create(x, y, z) (or a table {x, y, z})"
+        } else {
+            "points are tables {x, y, z}"
+        },
     ),
     (
         "Vector2",

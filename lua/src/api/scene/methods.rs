@@ -49,8 +49,13 @@ impl UserData for LuaScene {
         method(methods, "addBox", "Scene:addBox", |call, this: &Self| {
             let a = call.vec3(0, "min")?;
             let b = call.vec3(1, "max")?;
-            this.state(call)?
-                .add_occluder(call, Occluder::cuboid(a.min(b), a.max(b)))
+            let name = call.opt(2, |v| call.string_of("name", v))?;
+            this.state(call)?.add_named_occluder(
+                call,
+                Occluder::cuboid(a.min(b), a.max(b)),
+                name,
+                "box",
+            )
         });
         method(methods, "addMesh", "Scene:addMesh", |call, this: &Self| {
             penumbra_core::zone!("penumbra_lua::addMesh");
@@ -75,14 +80,29 @@ impl UserData for LuaScene {
                 indices.push(i - 1);
             }
             let matrix = transform(call, 2)?;
+            let name = call.opt(3, |v| call.string_of("name", v))?;
             let mesh = Mesh::new(positions, indices).map_err(|e| call.error(e))?;
-            this.state(call)?
-                .add_occluder(call, Occluder::mesh(Arc::new(mesh), matrix))
+            this.state(call)?.add_named_occluder(
+                call,
+                Occluder::mesh(Arc::new(mesh), matrix),
+                name,
+                "mesh",
+            )
         });
         method(methods, "loadObj", "Scene:loadObj", |call, this: &Self| {
             penumbra_core::zone!("penumbra_lua::loadObj");
             let rel = call.string(0, "path")?;
             let matrix = transform(call, 1)?;
+            // The name raycasts report: given, or the file's name without its extension.
+            let name = match call.opt(2, |v| call.string_of("name", v))? {
+                Some(name) => name,
+                None => {
+                    let file = rel.rsplit('/').next().unwrap_or(&rel);
+                    file.rsplit_once('.')
+                        .map_or(file, |(stem, _)| stem)
+                        .to_owned()
+                }
+            };
             let bytes = crate::api::png::read_root(call, &rel, MAX_OBJ_BYTES)?;
             let text = String::from_utf8(bytes)
                 .map_err(|e| call.error(format!("{rel}: not UTF-8 text ({e})")))?;
@@ -96,8 +116,12 @@ impl UserData for LuaScene {
                 })?;
             let triangles = mesh.indices.len() / 3;
             let mesh = Mesh::new(mesh.positions, mesh.indices).map_err(|e| call.error(e))?;
-            this.state(call)?
-                .add_occluder(call, Occluder::mesh(Arc::new(mesh), matrix))?;
+            this.state(call)?.add_named_occluder(
+                call,
+                Occluder::mesh(Arc::new(mesh), matrix),
+                Some(name),
+                "obj",
+            )?;
             Ok(triangles)
         });
         method(
@@ -259,6 +283,7 @@ impl UserData for LuaScene {
             },
         );
         super::pictures::add_methods(methods);
+        super::rays::add_methods(methods);
     }
 }
 

@@ -16,6 +16,7 @@
 mod describe;
 mod methods;
 mod pictures;
+mod rays;
 
 use std::cell::{RefCell, RefMut};
 use std::collections::HashMap;
@@ -24,8 +25,8 @@ use std::rc::Rc;
 use glam::Vec3;
 use mlua::{Lua, Table, Value};
 use penumbra_core::shadow::{
-    Exposure, ExposureScratch, EyeId, EyeMap, LightId, Lighting, Occluder, Scene, ShadowError,
-    ShadowMap, Viewer,
+    Exposure, ExposureScratch, EyeId, EyeMap, LightId, Lighting, Occluder, OccluderId, Scene,
+    ShadowError, ShadowMap, Viewer,
 };
 
 use super::{Call, Fields, describe as describe_value, function};
@@ -115,6 +116,10 @@ pub(super) struct State {
     /// Lights by name, in the order added (which is their handle order, the order exposures
     /// sum them in).
     lights: Vec<(String, LightId)>,
+    /// Occluder names (several occluders may share one: a glTF mesh placed twice), by id.
+    occluder_names: HashMap<OccluderId, String>,
+    /// Occluders added per default-name prefix ("box", "mesh"), for `box3`.
+    name_counts: HashMap<&'static str, usize>,
     eyes: Vec<SceneEye>,
     /// Ad-hoc eyes by parameters, oldest first.
     adhoc: Vec<([u32; 9], EyeId)>,
@@ -162,6 +167,8 @@ pub(super) fn register(lua: &Lua, module: &Table) -> mlua::Result<()> {
                     .map_err(|e| call.error(e))?,
                 geometry: Vec::new(),
                 lights: Vec::new(),
+                occluder_names: HashMap::new(),
+                name_counts: HashMap::new(),
                 eyes: Vec::new(),
                 adhoc: Vec::new(),
                 charges: HashMap::new(),
@@ -206,7 +213,47 @@ impl State {
         });
     }
 
-    pub(super) fn add_occluder(&mut self, call: &Call<'_>, occluder: Occluder) -> mlua::Result<()> {
+    /// Adds an occluder named `name` (or `prefix` and a number, `box3`); returns the name.
+    pub(super) fn add_named_occluder(
+        &mut self,
+        call: &Call<'_>,
+        occluder: Occluder,
+        name: Option<String>,
+        prefix: &'static str,
+    ) -> mlua::Result<String> {
+        if name.as_deref() == Some("") {
+            return Err(call.error("name: an occluder's name is not empty"));
+        }
+        let id = self.add_occluder(call, occluder)?;
+        let name = name.unwrap_or_else(|| {
+            let count = self.name_counts.entry(prefix).or_insert(0);
+            *count += 1;
+            format!("{prefix}{count}")
+        });
+        self.occluder_names.insert(id, name.clone());
+        Ok(name)
+    }
+
+    /// The name of occluder `id`.
+    pub(super) fn occluder_name(&self, id: OccluderId) -> &str {
+        self.occluder_names.get(&id).map_or("", String::as_str)
+    }
+
+    /// The ids of the occluders named `name`.
+    pub(super) fn occluders_named(&self, name: &str) -> Vec<OccluderId> {
+        self.occluder_names
+            .iter()
+            .filter(|(_, n)| *n == name)
+            .map(|(id, _)| *id)
+            .collect()
+    }
+
+    /// The engine lighting (queries that need no map: raycasts, inside tests).
+    pub(super) fn lighting(&self) -> &Lighting {
+        &self.lighting
+    }
+
+    fn add_occluder(&mut self, call: &Call<'_>, occluder: Occluder) -> mlua::Result<OccluderId> {
         let mesh = &occluder.mesh;
         // A finite transform can still overflow (a scale of 3e38 and a rotation): refused here,
         // where the script can see which call it was, rather than leaving a scene whose maps
@@ -244,9 +291,9 @@ impl State {
             .charge_for(call.lua, bytes, "an occluder")
             .map_err(|e| call.error(e))?;
         self.geometry.push(charge);
-        self.lighting.add_occluder(occluder);
+        let id = self.lighting.add_occluder(occluder);
         self.sync_charges();
-        Ok(())
+        Ok(id)
     }
 
     /// Adds a named light; returns its index.
