@@ -100,6 +100,14 @@ struct MapCharges {
     batch: Option<Charge>,
 }
 
+/// Occluder names (several occluders may share one: a glTF mesh placed twice).
+#[derive(Default)]
+struct OccluderNames {
+    by_id: HashMap<OccluderId, String>,
+    /// Occluders named by default per prefix ("box", "mesh"), for `box3`.
+    counts: HashMap<&'static str, usize>,
+}
+
 /// A named eye of the scene.
 struct SceneEye {
     name: String,
@@ -116,10 +124,9 @@ pub(super) struct State {
     /// Lights by name, in the order added (which is their handle order, the order exposures
     /// sum them in).
     lights: Vec<(String, LightId)>,
-    /// Occluder names (several occluders may share one: a glTF mesh placed twice), by id.
-    occluder_names: HashMap<OccluderId, String>,
-    /// Occluders added per default-name prefix ("box", "mesh"), for `box3`.
-    name_counts: HashMap<&'static str, usize>,
+    /// Occluder names, made with the first occluder (a scene costs little until it has
+    /// geometry: scripts may hold many).
+    names: Option<Box<OccluderNames>>,
     eyes: Vec<SceneEye>,
     /// Ad-hoc eyes by parameters, oldest first.
     adhoc: Vec<([u32; 9], EyeId)>,
@@ -167,8 +174,7 @@ pub(super) fn register(lua: &Lua, module: &Table) -> mlua::Result<()> {
                     .map_err(|e| call.error(e))?,
                 geometry: Vec::new(),
                 lights: Vec::new(),
-                occluder_names: HashMap::new(),
-                name_counts: HashMap::new(),
+                names: None,
                 eyes: Vec::new(),
                 adhoc: Vec::new(),
                 charges: HashMap::new(),
@@ -226,26 +232,39 @@ impl State {
         }
         let id = self.add_occluder(call, occluder)?;
         let name = name.unwrap_or_else(|| {
-            let count = self.name_counts.entry(prefix).or_insert(0);
+            let count = self
+                .names
+                .get_or_insert_default()
+                .counts
+                .entry(prefix)
+                .or_insert(0);
             *count += 1;
             format!("{prefix}{count}")
         });
-        self.occluder_names.insert(id, name.clone());
+        self.names
+            .get_or_insert_default()
+            .by_id
+            .insert(id, name.clone());
         Ok(name)
     }
 
     /// The name of occluder `id`.
     pub(super) fn occluder_name(&self, id: OccluderId) -> &str {
-        self.occluder_names.get(&id).map_or("", String::as_str)
+        self.names
+            .as_ref()
+            .and_then(|n| n.by_id.get(&id))
+            .map_or("", String::as_str)
     }
 
     /// The ids of the occluders named `name`.
     pub(super) fn occluders_named(&self, name: &str) -> Vec<OccluderId> {
-        self.occluder_names
-            .iter()
-            .filter(|(_, n)| *n == name)
-            .map(|(id, _)| *id)
-            .collect()
+        self.names.as_ref().map_or_else(Vec::new, |n| {
+            n.by_id
+                .iter()
+                .filter(|(_, n)| *n == name)
+                .map(|(id, _)| *id)
+                .collect()
+        })
     }
 
     /// The engine lighting (queries that need no map: raycasts, inside tests).
