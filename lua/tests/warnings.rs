@@ -93,5 +93,6 @@ fn write_csv_and_print_share_the_shortest_f32_form() {
     assert_eq!(csv.lines().nth(1), Some("0.3"));
     // Lua's own tostring writes all the f64 digits; `print` (checked end to end in the CLI's
     // tests) writes the CSV form.
-    assert_eq!(text, "0.30000001192092896");
+    // (Luau: 0.30000001192092896; Lua 5.4's %.14g: 0.30000001192093.)
+    assert!(text.starts_with("0.300000011920"), "{text}");
 }
