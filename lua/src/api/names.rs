@@ -304,10 +304,14 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
-/// Gives the `penumbra` module table a metatable whose `__index` raises the did-you-mean
-/// error for a missing function (before the table is made read-only).
-pub(crate) fn strict_module(lua: &Lua, module: &Table) -> mlua::Result<()> {
-    let names: Vec<String> = module
+/// Gives `table` a metatable whose `__index` calls `missing(lua, key, names)` for a key the
+/// table lacks, `names` being its keys at the time of this call; `missing` gives the error.
+fn on_missing_key(
+    lua: &Lua,
+    table: &Table,
+    missing: impl Fn(&Lua, &str, &[&str]) -> mlua::Error + 'static,
+) -> mlua::Result<()> {
+    let names: Vec<String> = table
         .pairs::<String, Value>()
         .filter_map(|kv| kv.ok().map(|(k, _)| k))
         .collect();
@@ -316,28 +320,37 @@ pub(crate) fn strict_module(lua: &Lua, module: &Table) -> mlua::Result<()> {
         "__index",
         lua.create_function(
             move |lua, (_, key): (Value, Value)| -> mlua::Result<Value> {
-                let key = key_text(&key);
-                let hint = match key.as_str() {
-                    "Scene" | "new" | "Workspace" | "workspace" => {
-                        Some("; make a scene with penumbra.scene() (camelCase)".to_owned())
-                    }
-                    _ => closest(&key, names.iter().map(String::as_str))
-                        .map(|n| format!("; did you mean penumbra.{n}?")),
-                };
-                let hint = hint.unwrap_or_else(|| {
-                    let mut sorted: Vec<&str> = names.iter().map(String::as_str).collect();
-                    sorted.sort_unstable();
-                    format!(" (it has {})", sorted.join(", "))
-                });
-                Err(located_error(
-                    lua,
-                    ScriptErrorKind::Runtime,
-                    format!("penumbra has no field or function '{key}'{hint}"),
-                ))
+                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                Err(missing(lua, &key_text(&key), &names))
             },
         )?,
     )?;
-    module.set_metatable(Some(meta))
+    table.set_metatable(Some(meta))
+}
+
+/// Gives the `penumbra` module table a metatable whose `__index` raises the did-you-mean
+/// error for a missing function (before the table is made read-only).
+pub(crate) fn strict_module(lua: &Lua, module: &Table) -> mlua::Result<()> {
+    on_missing_key(lua, module, |lua, key, names| {
+        let hint = match key {
+            "Scene" | "new" | "Workspace" | "workspace" => {
+                Some("; make a scene with penumbra.scene() (camelCase)".to_owned())
+            }
+            _ => {
+                closest(key, names.iter().copied()).map(|n| format!("; did you mean penumbra.{n}?"))
+            }
+        };
+        let hint = hint.unwrap_or_else(|| {
+            let mut sorted = names.to_vec();
+            sorted.sort_unstable();
+            format!(" (it has {})", sorted.join(", "))
+        });
+        located_error(
+            lua,
+            ScriptErrorKind::Runtime,
+            format!("penumbra has no field or function '{key}'{hint}"),
+        )
+    })
 }
 
 /// Roblox globals and what to use instead.
@@ -436,26 +449,9 @@ pub(crate) fn unknown_member_error(
 
 /// A metatable on `table` whose `__index` raises the did-you-mean error for a missing key.
 pub(crate) fn strict_table(lua: &Lua, table: &Table, type_name: &'static str) -> mlua::Result<()> {
-    let names: Vec<String> = table
-        .pairs::<String, Value>()
-        .filter_map(|kv| kv.ok().map(|(k, _)| k))
-        .collect();
-    let meta = lua.create_table()?;
-    meta.raw_set(
-        "__index",
-        lua.create_function(
-            move |lua, (_, key): (Value, Value)| -> mlua::Result<Value> {
-                let names: Vec<&str> = names.iter().map(String::as_str).collect();
-                Err(unknown_member_error(
-                    lua,
-                    type_name,
-                    &key_text(&key),
-                    &names,
-                ))
-            },
-        )?,
-    )?;
-    table.set_metatable(Some(meta))
+    on_missing_key(lua, table, move |lua, key, names| {
+        unknown_member_error(lua, type_name, key, names)
+    })
 }
 
 #[cfg(test)]
