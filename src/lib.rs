@@ -30,6 +30,7 @@ pub use penumbra_core as core;
 pub use penumbra_core::*;
 
 pub mod cases;
+pub mod judge;
 pub mod level;
 /// Picture helpers (shadow maps, top-down maps, heat maps), shared with the Lua module.
 pub use penumbra_lua::pictures;

@@ -33,6 +33,9 @@ enum Command {
     Sample(cli::sample::SampleArgs),
     /// Find a template (sprite, tile, UI element) in an image by masked SAD (HLSL msad4).
     Match(cli::match_cmd::MatchArgs),
+    /// Judge a GPU's or driver's answers to a case file against D3D12's rules: exact, within
+    /// tolerance, a known behaviour, or not conformant.
+    Judge(cli::judge::JudgeArgs),
 }
 
 fn main() -> ExitCode {
@@ -57,6 +60,7 @@ fn main() -> ExitCode {
         Command::Run(a) => cli::run::run(a),
         Command::Sample(a) => cli::sample::run(a),
         Command::Match(a) => cli::match_cmd::run(a),
+        Command::Judge(a) => cli::judge::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,6 +1,7 @@
 //! The subcommands of the `penumbra` command, one module each.
 
 pub mod demo;
+pub mod judge;
 pub mod limits;
 pub mod match_cmd;
 pub mod output;

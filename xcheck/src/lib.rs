@@ -12,6 +12,7 @@
 #![warn(missing_docs)]
 
 pub mod case;
+pub mod export;
 pub mod gpu;
 pub mod judge;
 pub mod rng;

@@ -3,7 +3,7 @@
 //! own numbers lie in the band *and* moving the input inside the band (a "nudge") reproduces
 //! lavapipe's answer.
 
-use penumbra::{FilterType, ReductionType};
+use crate::{FilterType, ReductionType};
 
 use super::model::{LOD_STEP, border_sampled, unorm_bits};
 use super::{Case, code, cube_face, hex, num};

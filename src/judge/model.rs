@@ -3,12 +3,12 @@
 //! explicit LOD, per-level min/max) that penumbra then evaluates; and SPEC §3.3's tolerance for
 //! the result.
 
-use penumbra::format::ComponentKind;
-use penumbra::sample::lod::select_mips;
-use penumbra::{FilterType, Format, ReductionType};
+use crate::format::ComponentKind;
+use crate::sample::lod::select_mips;
+use crate::{FilterType, Format, ReductionType};
 use serde_json::Value;
 
-use super::{Batch, Case, hex, num};
+use super::{Batch, Case, Profile, hex, num};
 
 /// ε of SPEC §3.3: two independent 0.6-ULP snaps of an 8-bit grid.
 const EPS: f64 = 1.2 / 256.0;
@@ -17,6 +17,9 @@ const EPS: f64 = 1.2 / 256.0;
 const PCF_TOL: [f64; 4] = [0.0, 0.0047, 0.0094, 0.0141];
 /// How much lower lavapipe's approximate log2 makes a LOD from gradients (SCHEMA.md).
 pub(super) const LOG2_SLACK: f32 = 0.043;
+/// How much lower and higher than D3D's (R47–R52) the H200 makes a LOD from gradients: measured
+/// −0.05 to +0.08 on this case file and a larger run.
+pub(super) const NV_GRAD_LOD: (f32, f32) = (0.05, 0.08);
 /// Samples of the LOD bracket `[−LOG2_SLACK, 0]`, ends included: 17.
 const BRACKET_STEPS: u32 = 16;
 /// One step of the 8.8 fixed-point LOD (R60).
@@ -40,6 +43,14 @@ pub(super) enum Diff {
     /// MINIMUM/MAXIMUM with linear mip filtering: reduced per level, then blended by the mip
     /// weight (D3D: one reduction over both levels, R93–R94).
     MinMaxPerLevel,
+    /// NVIDIA: the LOD from gradients is 0.05 lower to 0.08 higher than D3D's (R47–R52).
+    NvGradLod,
+    /// NVIDIA: the fraction of a LOD that blends two mips is kept in 8 bits, rounded down
+    /// (D3D: R60's 8.8 fixed point rounds to nearest).
+    NvLodFraction8,
+    /// NVIDIA: the LOD of a cube map from gradients is its own (D3D: R52's face-space
+    /// derivatives); the answer is D3D's at another LOD within the sampler's clamps.
+    NvCubeLod,
 }
 
 impl Diff {
@@ -53,11 +64,22 @@ impl Diff {
             Diff::MipHalfEven => "mip-point-half-even",
             Diff::Log2 => "lod-log2-approx",
             Diff::MinMaxPerLevel => "minmax-per-level-blend",
+            Diff::NvGradLod => "nv-grad-lod",
+            Diff::NvLodFraction8 => "nv-lod-fraction-8bit",
+            Diff::NvCubeLod => "nv-cube-lod",
         }
     }
 
-    /// The differences that can change this case's answer.
-    pub(super) fn applicable(case: &Case) -> Vec<Diff> {
+    /// The differences of `profile` that can change this case's answer.
+    pub(super) fn applicable(case: &Case, profile: Profile) -> Vec<Diff> {
+        match profile {
+            Profile::D3d => Vec::new(),
+            Profile::Lavapipe => Diff::lavapipe(case),
+            Profile::Nvidia => Diff::nvidia(case),
+        }
+    }
+
+    fn lavapipe(case: &Case) -> Vec<Diff> {
         let mut diffs = Vec::new();
         if let Some(bits) = unorm_bits(case.format) {
             diffs.push(Diff::Reciprocal);
@@ -85,6 +107,21 @@ impl Diff {
         }
         diffs
     }
+
+    fn nvidia(case: &Case) -> Vec<Diff> {
+        let mut diffs = Vec::new();
+        if case.op.has_gradients() {
+            diffs.push(if case.dim.is_cube() {
+                Diff::NvCubeLod
+            } else {
+                Diff::NvGradLod
+            });
+        }
+        if case.lod.is_some() && case.filter.mip_filter() == FilterType::Linear && case.mips > 1 {
+            diffs.push(Diff::NvLodFraction8);
+        }
+        diffs
+    }
 }
 
 /// A lavapipe model: which differences are applied, and by how much the LOD from gradients is
@@ -96,6 +133,7 @@ pub(super) struct Model {
     ref_raw: bool,
     half_even: bool,
     per_level: bool,
+    lod_trunc8: bool,
     lod_shift: f32,
 }
 
@@ -109,7 +147,8 @@ impl Model {
                 Diff::RefNotQuantized => m.ref_raw = true,
                 Diff::MipHalfEven => m.half_even = true,
                 Diff::MinMaxPerLevel => m.per_level = true,
-                Diff::Log2 => {}
+                Diff::NvLodFraction8 => m.lod_trunc8 = true,
+                Diff::Log2 | Diff::NvGradLod | Diff::NvCubeLod => {}
             }
         }
         m
@@ -153,6 +192,25 @@ impl Prediction {
 
     pub(super) fn accepts(&self, got: &[f32]) -> bool {
         self.accepts_with(got, &[])
+    }
+
+    /// The rule of SPEC §3.3 that this kind of result is held to, with its tolerance.
+    pub(super) fn rule(&self, case: &Case) -> String {
+        match &self.tol {
+            None if case.op.gathers() => {
+                "SPEC §3.3 item 3 (gathers return texels: an exact class; R118-R120)".into()
+            }
+            None if min_max(case) => "SPEC §3.3 item 3 (min/max: an exact class; R93)".into(),
+            None => "SPEC §3.3 item 3 (point sampling: an exact class)".into(),
+            Some(_) if case.op.compares() => format!(
+                "SPEC §3.3 item 2 (PCF: |a - b| <= k·ε with R = 1): {}",
+                self.describe_tol()
+            ),
+            Some(_) => format!(
+                "SPEC §3.3 item 1 (filtered: |a - b| <= k·ε·R + δ): {}",
+                self.describe_tol()
+            ),
+        }
     }
 
     pub(super) fn describe_tol(&self) -> String {
@@ -243,11 +301,15 @@ pub(super) fn predict(case: &Case, models: &[Model]) -> Result<Vec<Prediction>, 
         if float_copy {
             adapt_to_float_copy(case, m, &mut base);
         }
+
         // The LOD lavapipe would use, applied through an explicit-LOD rewrite when it differs.
         let target = case.lod.map(|(biased, clamped)| {
             let mut l = case.sampler_clamp(biased - m.lod_shift) + case.lod_nudge;
             if m.half_even && case.filter.mip_filter() == FilterType::Point {
                 l = half_even_lod(l);
+            }
+            if m.lod_trunc8 && l > 0.0 && l.is_finite() {
+                l = (l * 256.0).floor() / 256.0;
             }
             (
                 l,
@@ -352,15 +414,13 @@ pub(super) fn predict(case: &Case, models: &[Model]) -> Result<Vec<Prediction>, 
         .collect()
 }
 
-/// The LOD-from-gradients bracket: lavapipe's answer equals (or is within tolerance of) the
-/// answer at some LOD lowered by 0 to 0.043, or — where the result is continuous in the LOD
-/// (linear mip filtering) — lies between two neighbouring samples of the bracket.
-pub(super) fn bracket_accepts(case: &Case, model: Model, theirs: &[f32]) -> bool {
-    let models: Vec<Model> = (0..=BRACKET_STEPS)
-        .map(|j| Model {
-            lod_shift: LOG2_SLACK * j as f32 / BRACKET_STEPS as f32,
-            ..model
-        })
+/// The LOD-from-gradients bracket: the answer equals (or is within tolerance of) the answer at
+/// some LOD moved by a shift in `shifts` (subtracted from D3D's LOD), or — where the result is
+/// continuous in the LOD (linear mip filtering) — lies between two neighbouring samples.
+pub(super) fn bracket_accepts(case: &Case, model: Model, shifts: &[f32], theirs: &[f32]) -> bool {
+    let models: Vec<Model> = shifts
+        .iter()
+        .map(|&lod_shift| Model { lod_shift, ..model })
         .collect();
     let Ok(preds) = predict(case, &models) else {
         return false;
@@ -383,11 +443,36 @@ pub(super) fn bracket_accepts(case: &Case, model: Model, theirs: &[f32]) -> bool
         })
 }
 
-/// Whether the model with these differences reproduces lavapipe's answer.
+/// `n + 1` evenly spaced shifts from `lo` to `hi`, ends included.
+fn shifts(lo: f32, hi: f32, n: u32) -> Vec<f32> {
+    (0..=n)
+        .map(|j| lo + (hi - lo) * j as f32 / n as f32)
+        .collect()
+}
+
+/// Whether the model with these differences reproduces the answer.
 pub(super) fn reproduces(case: &Case, diffs: &[Diff], theirs: &[f32]) -> bool {
     let model = Model::with(diffs);
-    if diffs.contains(&Diff::Log2) {
-        bracket_accepts(case, model, theirs)
+    if diffs.contains(&Diff::NvCubeLod) {
+        // Every LOD the sampler's clamps and the view allow, in 8.8 steps (R60).
+        let Some((biased, _)) = case.lod else {
+            return false;
+        };
+        let lo = case.desc.min_lod.max(0.0);
+        let hi = case.desc.max_lod.min((case.mips - 1) as f32).max(lo);
+        let steps = (((hi - lo) * 256.0).ceil() as u32).clamp(1, 256 * 16);
+        let list: Vec<f32> = shifts(lo, hi, steps)
+            .into_iter()
+            .map(|l| biased - l)
+            .collect();
+        bracket_accepts(case, model, &list, theirs)
+    } else if diffs.contains(&Diff::NvGradLod) {
+        let (down, up) = NV_GRAD_LOD;
+        // 1/256 apart: every 8.8 LOD in the range.
+        let n = ((down + up) * 256.0).ceil() as u32;
+        bracket_accepts(case, model, &shifts(-up, down, n), theirs)
+    } else if diffs.contains(&Diff::Log2) {
+        bracket_accepts(case, model, &shifts(0.0, LOG2_SLACK, BRACKET_STEPS), theirs)
     } else {
         predict(case, &[model]).is_ok_and(|p| p[0].accepts(theirs))
     }
@@ -506,7 +591,7 @@ fn interpolated_axes(case: &Case, lod: Option<f32>) -> u32 {
 /// Whether a BORDER address mode can put the border colour into the footprint (never on cubes,
 /// R100).
 pub(super) fn border_sampled(case: &Case) -> bool {
-    use penumbra::AddressMode::Border;
+    use crate::AddressMode::Border;
     !case.dim.is_cube()
         && [
             case.desc.address_u,
@@ -528,5 +613,80 @@ fn border_step(case: &Case, c: usize) -> f64 {
             1.0 / ((1u64 << bits) - 1) as f64
         }
         _ => 0.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::judge::Suite;
+
+    /// A suite of cases on a 2×1 (mip 0) and 1×1 (mip 1) R32_FLOAT texture: texels 0 and 1,
+    /// then 4 on the second level. The answers do not matter here.
+    fn suite(cases: Vec<Value>) -> Suite {
+        let texture = json!({"id": "t", "dimension": "2D", "format": "R32_FLOAT", "width": 2,
+            "height": 1, "mip_levels": 2, "data": [[0.0, 1.0], [4.0]]});
+        let results: Vec<Value> = (0..cases.len())
+            .map(|i| json!({"index": i, "status": "ok", "result": [0, 0, 0, 1]}))
+            .collect();
+        Suite::new(
+            &json!({"textures": [texture], "cases": cases}),
+            &json!({ "results": results }),
+            Profile::Nvidia,
+        )
+        .unwrap()
+    }
+
+    fn value(suite: &Suite, i: usize, diffs: &[Diff]) -> f32 {
+        let case = suite.case(i).unwrap();
+        predict(&case, &[Model::with(diffs)]).unwrap()[0].value[0]
+    }
+
+    /// 8 bits of sub-texel precision (R27, FS 7.18.8): 4,096 evenly spaced positions between
+    /// two texel centres give 257 distinct bilinear results (0/256 to 256/256) — the count the
+    /// H200 gives, so its quantized weights are D3D12's and need no behaviour of their own.
+    #[test]
+    fn bilinear_weights_have_8_bits_like_the_h200s() {
+        let n = 4096;
+        let cases: Vec<Value> = (0..n)
+            .map(|j| {
+                // From the centre of texel 0 (u = 0.25) to that of texel 1 (u = 0.75).
+                let u = 0.25 + 0.5 * f64::from(j) / f64::from(n - 1);
+                json!({"texture": "t", "op": "sample_l", "coord": [u, 0.5], "lod": 0,
+                    "sampler": {"Filter": "MIN_MAG_MIP_LINEAR"}})
+            })
+            .collect();
+        let suite = suite(cases);
+        let mut seen: Vec<u32> = (0..n as usize)
+            .map(|i| value(&suite, i, &[]).to_bits())
+            .collect();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), 257);
+    }
+
+    /// NVIDIA's trilinear LOD fraction: 8 bits, rounded down — never above D3D's (R60 rounds the
+    /// 8.8 LOD to nearest), equal to it on the 1/256 grid.
+    #[test]
+    fn the_8_bit_lod_fraction_is_never_above_the_exact_one() {
+        let lods: Vec<f32> = (0..=600).map(|j| j as f32 / 600.0).collect();
+        let cases: Vec<Value> = lods
+            .iter()
+            .map(|&l| {
+                json!({"texture": "t", "op": "sample_l", "coord": [0.25, 0.5], "lod": l,
+                    "sampler": {"Filter": "MIN_MAG_MIP_LINEAR"}})
+            })
+            .collect();
+        let suite = suite(cases);
+        for (i, &l) in lods.iter().enumerate() {
+            // Texel 0 of level 0 is 0, level 1 is 4: the result is 4 · fraction.
+            let exact = value(&suite, i, &[]);
+            let nv = value(&suite, i, &[Diff::NvLodFraction8]);
+            assert!(nv <= exact, "LOD {l}: {nv} > {exact}");
+            assert!(exact - nv < 4.0 / 256.0 + 1e-6, "LOD {l}: {nv} vs {exact}");
+            assert_eq!(nv, 4.0 * (l * 256.0).floor() / 256.0, "LOD {l}");
+        }
     }
 }
