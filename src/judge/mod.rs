@@ -1,19 +1,25 @@
-//! The machinery of `tests/lavapipe.rs`: judging lavapipe's answer for one sampling case against
-//! penumbra's.
+//! Judging another implementation's answer to a sampling case against penumbra's (D3D12's):
+//! the one judge of the project, used by `tests/lavapipe.rs`, `tests/nvidia.rs`, the live
+//! cross-check in `xcheck/` and `penumbra judge` (docs/conformance.md).
 //!
-//! [`Suite::classify`] sorts a case into one of four classes, trying in this order:
+//! [`Suite::classify`] sorts a case into one of these classes, trying in this order:
 //! 1. **exact** — the bits are equal;
 //! 2. **within tolerance** — SPEC §3.3's recipe (`model.rs`): `|a − b| ≤ k·ε·R + δ`, with `R`
 //!    taken from the engine itself — the MINIMUM and MAXIMUM variants of a filter read exactly the
 //!    texels of the standard filter (R93), so their answers bound the footprint;
 //! 3. **explained** — a re-computation: the case is rewritten so that penumbra evaluates it with
-//!    one or more documented Vulkan-vs-D3D12 differences applied (a float copy of the texture
-//!    with lavapipe's UNORM decoding, an unquantized reference, lavapipe's LOD, per-level
-//!    min/max; `model.rs`), and the result reproduces lavapipe's answer — bit for bit for the
-//!    exact classes, within tolerance for the filtered ones. Failing that, a guard band of SPEC
-//!    §3.3 (`bands.rs`): the case's own numbers lie in the band and moving the input inside the
-//!    band reproduces lavapipe's answer;
-//! 4. **mismatch** — none of the above.
+//!    one or more documented behaviours of the [`Profile`] applied (for lavapipe a float copy of
+//!    the texture with its UNORM decoding, an unquantized reference, its LOD, per-level min/max;
+//!    for the H200 its LOD errors, its cube LODs, its 8-bit corner weights, R75's bounds for its
+//!    anisotropic footprints; `model.rs`, `nvidia.rs`), and the result reproduces the answer — bit
+//!    for bit for the exact classes, within tolerance for the filtered ones. Failing that, a guard
+//!    band of SPEC §3.3 (`bands.rs`): the case's own numbers lie in the band and moving the input
+//!    inside the band reproduces the answer; last, SPEC §3.3 item 1's f32 slack for exact-class
+//!    answers of samplers with a linear part;
+//! 4. **non-conformant** — none of the above, with both answers, the ulps and the rule.
+//!
+//! Cases that one side does not answer (D3D12 does not define them, or the implementation
+//! reported an error) are **not compared**.
 
 mod bands;
 mod model;
@@ -728,6 +734,18 @@ impl Suite {
                 .find(|d| corner_accepts(&case, d, theirs))
         {
             let mut reason = vec!["guard-band:cube-corner"];
+            reason.extend(names(&d));
+            return Verdict::Explained(reason.join("+"));
+        }
+        // SPEC §3.3 item 1's f32 operation-order slack: a sampler with a linear part may run its
+        // arithmetic even where D3D's weights are exactly 0 and 1.
+        if let Some(slack) = model::order_slack(&case)
+            && let Some(d) = subsets(&diffs, true).into_iter().find(|d| {
+                predict(&case, &[Model::with(d)])
+                    .is_ok_and(|p| p[0].accepts_with(theirs, &vec![slack; theirs.len()]))
+            })
+        {
+            let mut reason = vec!["f32-operation-order"];
             reason.extend(names(&d));
             return Verdict::Explained(reason.join("+"));
         }

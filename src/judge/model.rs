@@ -478,6 +478,45 @@ pub(super) fn reproduces(case: &Case, diffs: &[Diff], theirs: &[f32]) -> bool {
     }
 }
 
+/// SPEC §3.3 item 1's `δ = 2^-20·max|texel|` for a sampler with any linear part (an exact-class
+/// answer may come back a few ulps off from an implementation that runs the linear arithmetic
+/// with weights 0 and 1): the largest texel of the trilinear footprint at the case's LOD and half
+/// a level above (the next mip, weighted 0), or 1 for comparisons. `None` for an all-point
+/// sampler or a gather.
+pub(super) fn order_slack(case: &Case) -> Option<f64> {
+    let f = case.filter;
+    let linear = [f.mag_filter(), f.min_filter(), f.mip_filter()].contains(&FilterType::Linear)
+        || f.is_anisotropic();
+    if !linear || case.op.gathers() {
+        return None;
+    }
+    let slack = |m: f64| 2f64.powi(-20) * m;
+    if case.op.compares() {
+        return Some(slack(1.0));
+    }
+    let lod = case.lod.map_or(0.0, |(_, clamped)| clamped);
+    let mut batch = Batch::new(case.tex.clone());
+    let mut ids = Vec::new();
+    for l in [lod, lod + 0.5] {
+        for reduction in [2u32, 3] {
+            let mut c = explicit_lod(case, &case.json, l);
+            // MIN_MAG_MIP_LINEAR with the MINIMUM or MAXIMUM reduction.
+            c["sampler"]["Filter"] = (0x15 | reduction << 7).into();
+            ids.push(batch.push(c));
+        }
+    }
+    let results = batch.run().ok()?;
+    let mut m = 0.0f64;
+    for i in ids {
+        for &v in results[i].as_ref().ok()? {
+            if v.is_finite() {
+                m = m.max(f64::from(v.abs()));
+            }
+        }
+    }
+    Some(slack(m))
+}
+
 /// A float copy of a UNORM texture (R32_FLOAT, or R32G32B32A32_FLOAT for 4 channels) holding the
 /// decoded values, D3D's or lavapipe's.
 pub(super) fn float_texture(case: &Case, reciprocal: bool) -> Value {
