@@ -103,17 +103,39 @@ fn the_d3d_models_answers_are_all_exact() {
 
 /// One case of the file with the H200's answer, as a suite of its own.
 fn one_case(id_prefix: &str, profile: Profile) -> Suite {
-    let cases = load("cases.json");
-    let results = load("nvidia-results.json");
+    one_case_of(
+        &load("cases.json"),
+        &load("nvidia-results.json"),
+        &format!("{id_prefix}:"),
+        profile,
+    )
+}
+
+/// The H200's xcheck run (`tests/data/xcheck-h200/`).
+fn xcheck_file(name: &str) -> Value {
+    let path = format!(
+        "{}/tests/data/xcheck-h200/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+/// One lookup of the H200's xcheck run, by its id (`g7/l3`).
+fn one_xcheck_case(id: &str, profile: Profile) -> Suite {
+    one_case_of(
+        &xcheck_file("cases.json"),
+        &xcheck_file("results.json"),
+        id,
+        profile,
+    )
+}
+
+/// The first case whose id starts with `id_prefix`, with its answer, as a suite of its own.
+fn one_case_of(cases: &Value, results: &Value, id_prefix: &str, profile: Profile) -> Suite {
     let list = cases["cases"].as_array().unwrap();
     let i = list
         .iter()
-        .position(|c| {
-            c["id"]
-                .as_str()
-                .unwrap()
-                .starts_with(&format!("{id_prefix}:"))
-        })
+        .position(|c| c["id"].as_str().unwrap().starts_with(id_prefix))
         .unwrap();
     let case = list[i].clone();
     let texture = cases["textures"]
@@ -241,6 +263,62 @@ fn a_denormal_d32_reference_is_flushed_to_zero_as_r85_says() {
     );
     assert!(matches!(
         synthetic(case, "D32_FLOAT", data, 0.0, Profile::Nvidia),
+        Verdict::NonConformant(_)
+    ));
+}
+
+/// The live cross-check run once on the H200 itself (`tests/data/xcheck-h200/README.md` has the
+/// command): 8064 random lookups of `xcheck/`'s default seed through wgpu on the GPU, judged with
+/// the `nvidia` profile — 0 unexplained.
+#[test]
+fn the_xcheck_run_on_the_h200_is_exact_within_tolerance_or_explained() {
+    let results = xcheck_file("results.json");
+    assert!(
+        results["engine"]["adapter"]
+            .as_str()
+            .unwrap()
+            .starts_with("NVIDIA H200")
+    );
+    let suite =
+        Suite::new(&xcheck_file("cases.json"), &results, Profile::Nvidia).expect("the files load");
+    assert_eq!(suite.len(), 8064);
+    let (counts, failures) = judge(&suite, false);
+    println!("xcheck on the H200 (profile nvidia):");
+    for (class, n) in &counts {
+        println!("  {n:5} {class}");
+    }
+    assert!(
+        failures.is_empty(),
+        "{} unexplained:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// A filtered R16_FLOAT result comes back rounded to f16 (D3D filters in f32): lookup g36/l14 of
+/// the xcheck run, a linearly filtered `sample_grad`.
+#[test]
+fn filtered_f16_results_are_rounded_to_f16() {
+    assert_eq!(
+        reason(&one_xcheck_case("g36/l14", Profile::Nvidia)),
+        "nv-f16-result"
+    );
+    assert!(matches!(
+        one_xcheck_case("g36/l14", Profile::D3d).classify(0),
+        Verdict::NonConformant(_)
+    ));
+}
+
+/// A footprint that is not axis-aligned: the GPU's LOD is within SPEC §3.3 item 6's ±0.55 but
+/// outside the narrow −0.05..+0.08 of axis-aligned ones (lookup g39/l9 of the xcheck run).
+#[test]
+fn general_footprints_may_move_the_lod_by_half_a_level() {
+    assert_eq!(
+        reason(&one_xcheck_case("g39/l9", Profile::Nvidia)),
+        "nv-footprint-lod"
+    );
+    assert!(matches!(
+        one_xcheck_case("g39/l9", Profile::D3d).classify(0),
         Verdict::NonConformant(_)
     ));
 }

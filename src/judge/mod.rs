@@ -337,9 +337,13 @@ impl Case {
                 self.sampler_clamp(f32::NEG_INFINITY),
                 self.sampler_clamp(f32::INFINITY),
             ),
-            Profile::Nvidia => (
+            Profile::Nvidia if model::axis_aligned(self) => (
                 self.sampler_clamp(biased - model::NV_GRAD_LOD.0),
                 self.sampler_clamp(biased + model::NV_GRAD_LOD.1),
+            ),
+            Profile::Nvidia => (
+                self.sampler_clamp(biased - model::FOOTPRINT_LOD),
+                self.sampler_clamp(biased + model::FOOTPRINT_LOD),
             ),
         };
         Some((low.min(clamped), high.max(clamped)))

@@ -327,7 +327,7 @@ mod tests {
         }
 
         // The judge finds the case file's answers exact.
-        let report = judge(&scenario, &as_gpu, &as_gpu);
+        let report = judge(&scenario, &as_gpu, &as_gpu, penumbra::judge::Profile::D3d);
         assert!(report.mismatches.is_empty(), "{}", report.mismatches[0]);
         assert_eq!(report.total, exported.len());
         let exact: usize = report

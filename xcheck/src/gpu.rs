@@ -173,6 +173,18 @@ impl Gpu {
     /// Opens wgpu's Vulkan backend and picks its CPU adapter (lavapipe's llvmpipe). The error
     /// says what was missing.
     pub fn new() -> Result<Gpu, String> {
+        Gpu::with_adapter(false)
+    }
+
+    /// The adapter `PENUMBRA_XCHECK_ADAPTER` asks for: `gpu` for the first hardware adapter (a
+    /// real texture unit, e.g. the H200 of docs/conformance.md), else the CPU one.
+    pub fn from_env() -> Result<Gpu, String> {
+        let hardware = std::env::var("PENUMBRA_XCHECK_ADAPTER").is_ok_and(|v| v == "gpu");
+        Gpu::with_adapter(hardware)
+    }
+
+    /// Opens wgpu's Vulkan backend and picks a hardware adapter (`hardware`) or the CPU one.
+    pub fn with_adapter(hardware: bool) -> Result<Gpu, String> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
             backends: wgpu::Backends::VULKAN,
             flags: wgpu::InstanceFlags::empty(),
@@ -180,10 +192,18 @@ impl Gpu {
         });
         let adapters = block_on(instance.enumerate_adapters(wgpu::Backends::VULKAN));
         let names: Vec<String> = adapters.iter().map(|a| a.get_info().name).collect();
+        let wanted = |t: wgpu::DeviceType| match hardware {
+            true => matches!(
+                t,
+                wgpu::DeviceType::DiscreteGpu | wgpu::DeviceType::IntegratedGpu
+            ),
+            false => t == wgpu::DeviceType::Cpu,
+        };
+        let kind = if hardware { "hardware" } else { "CPU" };
         let adapter = adapters
             .into_iter()
-            .find(|a| a.get_info().device_type == wgpu::DeviceType::Cpu)
-            .ok_or_else(|| format!("no CPU Vulkan adapter among {names:?}"))?;
+            .find(|a| wanted(a.get_info().device_type))
+            .ok_or_else(|| format!("no {kind} Vulkan adapter among {names:?}"))?;
         let info = adapter.get_info();
         let missing = FEATURES - adapter.features();
         if !missing.is_empty() {
@@ -208,6 +228,12 @@ impl Gpu {
             pipelines: HashMap::new(),
             depth_fill: None,
         })
+    }
+
+    /// The adapter's PCI vendor id (0x10de for NVIDIA; lavapipe reports 0x10005).
+    #[must_use]
+    pub fn vendor(&self) -> u32 {
+        self.info.vendor
     }
 
     /// The adapter's description, e.g. `llvmpipe (LLVM 15.0.6, 256 bits)` and the driver.

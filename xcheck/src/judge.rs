@@ -1,5 +1,5 @@
 //! Judging: lavapipe's answers next to penumbra's, through the project's one judge
-//! (`penumbra::judge`, profile `lavapipe`): the scenario is exported as a case file and the
+//! (`penumbra::judge`, profile `lavapipe`, or `nvidia` on an NVIDIA GPU): the scenario is exported as a case file and the
 //! GPU's answers as its results ([`crate::export`]), and every lookup is classified exactly as
 //! `tests/lavapipe.rs` and `penumbra judge` classify a case — exact, within SPEC §3.3's
 //! tolerance, explained by a re-computed Vulkan-vs-D3D difference or guard band, or
@@ -130,11 +130,16 @@ fn features(spec: &TexSpec, group: &Group, lk: &Lookup) -> Vec<String> {
 /// # Panics
 /// If the exported scenario is not a valid case file (a bug of [`crate::export`]).
 #[must_use]
-pub fn judge(scenario: &Scenario, first: &[Vec<[f32; 4]>], second: &[Vec<[f32; 4]>]) -> Report {
+pub fn judge(
+    scenario: &Scenario,
+    first: &[Vec<[f32; 4]>],
+    second: &[Vec<[f32; 4]>],
+    profile: Profile,
+) -> Report {
     let (cases, exported) = export::case_file(scenario);
     let suites = [first, second].map(|answers| {
         let results = export::results(scenario, &exported, answers);
-        Suite::new(&cases, &results, Profile::Lavapipe).expect("the exported scenario loads")
+        Suite::new(&cases, &results, profile).expect("the exported scenario loads")
     });
     let mut report = Report::default();
     for (i, &(g, l)) in exported.iter().enumerate() {

@@ -4,13 +4,19 @@
 //! test fails when `CI` is set and otherwise prints SKIPPED and passes.
 //!
 //! Environment: `PENUMBRA_XCHECK_SEED` (decimal or 0x hex) replaces the fixed seed;
-//! `PENUMBRA_XCHECK_VERBOSE` prints every mismatch and every order-dependent answer.
+//! `PENUMBRA_XCHECK_VERBOSE` prints every mismatch and every order-dependent answer;
+//! `PENUMBRA_XCHECK_ADAPTER=gpu` runs on the first hardware adapter instead of lavapipe (judged
+//! with the `nvidia` profile on an NVIDIA GPU, `d3d` on another); `PENUMBRA_XCHECK_OUT=DIR` writes
+//! the scenario as `DIR/cases.json` and the first run's answers as `DIR/results.json`, for
+//! `penumbra judge`.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::time::Instant;
 
+use penumbra::judge::Profile;
 use penumbra_xcheck::case::{Config, generate};
+use penumbra_xcheck::export;
 use penumbra_xcheck::gpu::{Gpu, natural_order, reversed_order};
 use penumbra_xcheck::judge::judge;
 
@@ -26,7 +32,7 @@ fn show(text: &str) {
 #[test]
 fn penumbra_agrees_with_lavapipe() {
     let start = Instant::now();
-    let mut gpu = match Gpu::new() {
+    let mut gpu = match Gpu::from_env() {
         Ok(gpu) => gpu,
         Err(e) => {
             assert!(
@@ -48,11 +54,28 @@ fn penumbra_agrees_with_lavapipe() {
     let first = gpu.run(&scenario, &textures, &natural_order(&scenario.groups));
     let second = gpu.run(&scenario, &textures, &reversed_order(&scenario.groups));
     let t1 = Instant::now();
-    let report = judge(&scenario, &first, &second);
+    let profile = match gpu.vendor() {
+        _ if std::env::var("PENUMBRA_XCHECK_ADAPTER").is_err() => Profile::Lavapipe,
+        0x10de => Profile::Nvidia,
+        _ => Profile::D3d,
+    };
+    if let Some(dir) = std::env::var_os("PENUMBRA_XCHECK_OUT") {
+        let dir = std::path::PathBuf::from(dir);
+        std::fs::create_dir_all(&dir).expect("PENUMBRA_XCHECK_OUT is a folder");
+        let (cases, exported) = export::case_file(&scenario);
+        let mut results = export::results(&scenario, &exported, &first);
+        results["engine"]["adapter"] = gpu.adapter().into();
+        results["engine"]["seed"] = format!("{seed:#x}").into();
+        for (name, doc) in [("cases.json", &cases), ("results.json", &results)] {
+            let text = serde_json::to_string(doc).expect("JSON");
+            std::fs::write(dir.join(name), text + "\n").expect("write the exported files");
+        }
+    }
+    let report = judge(&scenario, &first, &second, profile);
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "penumbra vs {}\nseed {seed:#x} (PENUMBRA_XCHECK_SEED): {} textures, {} samplers, \
+        "penumbra vs {} (profile {profile})\nseed {seed:#x} (PENUMBRA_XCHECK_SEED): {} textures, {} samplers, \
          {} lookups, each run twice (natural and reversed order); generate {:.2?}, wgpu {:.2?}, \
          judge {:.2?}",
         gpu.adapter(),
