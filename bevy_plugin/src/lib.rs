@@ -69,11 +69,15 @@
 //!
 //! ## Features
 //!
+//! * `ron` (default) — static sampler tables from RON text or files
+//!   (`PenumbraPlugin::try_with_sampler_ron`, `StaticSamplers::from_ron`). Without it the plugin
+//!   compiles no RON parser, and no image codec in any case (penumbra_core's `png` feature is
+//!   only turned on by the `lua` feature's crate).
 //! * `tracy` — Tracy zones in every system, plots of probes updated and maps rendered per
 //!   frame, and a frame mark per Bevy frame (forwards `penumbra_core/tracy`).
 //! * `trace` — `tracing` spans for every Bevy system (bevy_ecs's `trace`), as shown by Bevy's
 //!   `trace_tracy`.
-//! * `lua` — [`lua::LuaScriptPlugin`]: a level's Lua scripts run every frame as a system with
+//! * `lua` — `lua::LuaScriptPlugin`: a level's Lua scripts run every frame as a system with
 //!   the [`ShadowQuery`](query::ShadowQuery) API, sandboxed; a failing script is logged and
 //!   disabled, never a crash.
 #![warn(missing_docs)]

@@ -1,5 +1,6 @@
 //! [`PenumbraPlugin`], its system sets and the core sub-plugin.
 
+#[cfg(feature = "ron")]
 use std::path::Path;
 
 use bevy_app::{App, Plugin, PluginGroup, PluginGroupBuilder, PostUpdate};
@@ -13,7 +14,9 @@ use crate::ShadowSettings;
 use crate::diagnostics::{PenumbraDiagnostics, PenumbraDiagnosticsPlugin};
 use crate::occluder::OccluderPlugin;
 use crate::probe::LightProbePlugin;
-use crate::samplers::{SamplerTableError, StaticSamplers};
+#[cfg(feature = "ron")]
+use crate::samplers::SamplerTableError;
+use crate::samplers::StaticSamplers;
 use crate::shadow::ShadowMapPlugin;
 use crate::sight::LineOfSightPlugin;
 
@@ -106,6 +109,7 @@ impl PenumbraPlugin {
     ///
     /// # Errors
     /// [`SamplerTableError::Invalid`], naming the entry, field and rule (or line and column).
+    #[cfg(feature = "ron")]
     pub fn try_with_sampler_ron(mut self, ron: &str) -> Result<Self, SamplerTableError> {
         self.samplers = Some(StaticSamplers::from_ron(ron)?);
         Ok(self)
@@ -115,6 +119,7 @@ impl PenumbraPlugin {
     ///
     /// # Errors
     /// [`SamplerTableError::Read`] or [`SamplerTableError::Invalid`], naming the file.
+    #[cfg(feature = "ron")]
     pub fn try_with_sampler_file(
         mut self,
         path: impl AsRef<Path>,

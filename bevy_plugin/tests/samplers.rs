@@ -1,5 +1,6 @@
 //! Static samplers from RON: clear errors for bad tables, lookups by register and by name, and
 //! lights that follow the table.
+#![cfg(feature = "ron")]
 
 mod support;
 

@@ -268,7 +268,7 @@ impl Format {
     /// Quantizes a comparison reference to this format (R82–R86): UNORM formats quantize exactly
     /// like a depth value before the depth test (NaN → 0, clamp to [0, 1], `trunc(x·(2^n−1) + 0.5)`,
     /// computed exactly — R83); f32 formats use the value as is, without a clamp, denormals flushed
-    /// (R82, R85); f16 formats round toward zero to f16 with R4 ([EXT], R86).
+    /// (R82, R85); f16 formats round toward zero to f16 with R4 (`[EXT]`, R86).
     #[must_use]
     pub fn quantize_reference(self, reference: f32) -> CompareRef {
         match self.kind() {

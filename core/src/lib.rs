@@ -6,7 +6,7 @@
 //!
 //! * [`desc`] — the D3D12 vocabulary: [`Filter`], [`AddressMode`], [`ComparisonFunc`],
 //!   [`SamplerDesc`], [`StaticSamplerDesc`], [`StaticSamplerTable`].
-//! * [`format`] — texel formats and exact conversions.
+//! * [`format`](mod@format) — texel formats and exact conversions.
 //! * [`texture`] — textures, mip chains and views.
 //! * [`sample`] — the [`Sampler`] and every sampling operation.
 //! * [`msad4`] — HLSL's `msad4` (R113–R118) and masked-SAD template matching built on it.

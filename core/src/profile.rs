@@ -2,7 +2,7 @@
 //!
 //! Every macro here compiles to nothing unless `penumbra_core` is built with its `tracy` feature,
 //! so a normal build carries no Tracy code at all. With the feature on, zones are recorded only
-//! while a [`tracy_client::Client`] is running (the application starts it); otherwise they cost a
+//! while a `tracy_client::Client` is running (the application starts it); otherwise they cost a
 //! single relaxed atomic load.
 //!
 //! ```

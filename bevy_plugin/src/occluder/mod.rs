@@ -5,7 +5,7 @@
 //! `GlobalTransform`, so occluders can be children of moving platforms.
 //!
 //! The [`OccluderPlugin`] keeps the engine's occluders (in the
-//! [`ShadowMaps`](crate::shadow::ShadowMaps) lighting) in step with the world in
+//! [`ShadowMaps`] lighting) in step with the world in
 //! [`PenumbraSystems::Prepare`]: it visits only occluders whose `Occluder` or `GlobalTransform`
 //! changed (or that were added or removed) and ignores writes that leave them where they were;
 //! the engine then drops only the maps the change can reach.

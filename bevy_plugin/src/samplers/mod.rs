@@ -68,6 +68,7 @@ impl StaticSamplers {
     /// # Errors
     /// [`SamplerTableError::Invalid`], naming the entry, the field and the rule (or the line and
     /// column of a syntax error).
+    #[cfg(feature = "ron")]
     pub fn from_ron(text: &str) -> Result<Self, SamplerTableError> {
         StaticSamplerTable::from_ron(text)
             .map(StaticSamplers)
@@ -79,6 +80,7 @@ impl StaticSamplers {
     /// # Errors
     /// [`SamplerTableError::Read`] when the file cannot be read, [`SamplerTableError::Invalid`]
     /// (with the path) when its contents are not a valid table.
+    #[cfg(feature = "ron")]
     pub fn from_file(path: impl AsRef<Path>) -> Result<Self, SamplerTableError> {
         let path = path.as_ref();
         let text = std::fs::read_to_string(path).map_err(|source| SamplerTableError::Read {

@@ -7,7 +7,7 @@
 //! is read with — so the map the [`ShadowMapPlugin`] renders is the one the GPU samples.
 //!
 //! Maps live in the [`ShadowMaps`] resource, a binding over the engine's
-//! [`Lighting`](penumbra_core::shadow::Lighting), which owns the occluders, lights, eyes and
+//! [`Lighting`], which owns the occluders, lights, eyes and
 //! their maps. Each frame the plugin hands it the lights that changed (component, transform,
 //! resolved sampler); the engine drops a light's map only when the light changed or an
 //! occluder change can reach it — anywhere for a directional light, inside the view out to

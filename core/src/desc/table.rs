@@ -60,6 +60,7 @@ impl StaticSamplerTable {
 
     /// Parses a table from RON (a list, or the named form shown on [`StaticSamplerTable`]) and
     /// validates it. Syntax errors report `line:column`.
+    #[cfg(feature = "ron")]
     pub fn from_ron(text: &str) -> Result<Self, TableError> {
         let repr: TableRepr = ron::from_str(text).map_err(|e| TableError::Ron(e.to_string()))?;
         repr.build()
@@ -67,6 +68,7 @@ impl StaticSamplerTable {
 
     /// The table as pretty RON, in the form [`from_ron`](Self::from_ron) reads.
     #[must_use]
+    #[cfg(feature = "ron")]
     pub fn to_ron(&self) -> String {
         let config = ron::ser::PrettyConfig::new().struct_names(true);
         // Serializing plain data to a String cannot fail.

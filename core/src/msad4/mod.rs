@@ -51,6 +51,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 mod cpu;
+#[cfg(feature = "png")]
 mod image_io;
 mod matching;
 mod plan;
@@ -65,6 +66,7 @@ mod avx512;
 mod sse41;
 
 pub use cpu::CpuExtension;
+#[cfg(feature = "png")]
 pub use image_io::{
     DecodeLimits, decode_png, decode_png_template, encode_heatmap_png, encode_png, load_png,
     load_png_template, load_png_within, write_heatmap_png, write_png,

@@ -11,7 +11,7 @@ use super::plan::Plan;
 ///   `source.y:source.x`.
 /// * R115: `result[k] = accum[k] + Σ |byte_i(reference) − byte_i(S_k)|` over the reference bytes
 ///   that are not 0 (a 0 *reference* byte is "don't care"; a 0 source byte is compared normally).
-/// * R116 [CHOICE]: computed in u64 and saturated to `u32::MAX` (HLSL only defines results up
+/// * R116 `[CHOICE]`: computed in u64 and saturated to `u32::MAX` (HLSL only defines results up
 ///   to 65535, so no caller should rely on anything above it).
 ///
 /// Branch-free: the mask is a multiply by 0 or 1, the saturation a `min`.

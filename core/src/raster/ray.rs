@@ -822,7 +822,7 @@ impl InstanceIndex {
     /// The nearest hit of the ray from `origin` along `direction` (any length; distances are
     /// world units along the normalized direction) with a distance in `[0, max_distance]` among
     /// `instances`, the list this index was built or updated for; [`RayHit::occluder`] is the
-    /// instance's position in it. See the [module](self) for the tests and tie-breaking.
+    /// instance's position in it. See the module (`raster::ray`) for the tests and tie-breaking.
     ///
     /// `None` for a miss, and for a NaN or infinite `origin`, a zero, NaN or infinite
     /// `direction`, or a NaN or negative `max_distance`. Instances whose transform is not an

@@ -3,7 +3,7 @@
 //! three-way corner rule (R103, R104), cube LOD (R51, R101) and gathers across faces (R120).
 
 use super::combine::Combiner;
-use super::{Coord, Sampler, Source, Tap};
+use super::{Coord, Source, Tap};
 
 /// A texel of a cube: (face, x, y).
 type CubeTexel = (u32, u32, u32);
@@ -160,7 +160,6 @@ pub fn cube_lod(coord: &Coord, ddx: [f32; 3], ddy: [f32; 3], n0: u32) -> f32 {
 /// One level of a cube: point sampling clamps on the face; bilinear crosses edges seamlessly and
 /// gives a missing corner's weight to the three real texels in equal parts (R100–R104).
 pub(super) fn filter_cube_level(
-    sampler: &Sampler,
     src: &Source<'_>,
     coord: &Coord,
     level: u32,
@@ -180,7 +179,6 @@ pub(super) fn filter_cube_level(
     };
     let nf = n as f32;
     if !linear {
-        let _ = sampler;
         let x = ((fc.s * nf).floor().max(0.0) as u32).min(n - 1);
         let y = ((fc.t * nf).floor().max(0.0) as u32).min(n - 1);
         acc.texel(texel(fc.face, x, y), weight);
@@ -217,7 +215,7 @@ pub(super) fn filter_cube_level(
 
 /// R120 on cubes: the four gather taps on view mip 0, crossing faces like R102; a corner is the
 /// average of the three real texels (FS 22.4.2).
-pub(super) fn gather_taps<'a>(_sampler: &Sampler, src: &Source<'a>, coord: &Coord) -> [Tap<'a>; 4] {
+pub(super) fn gather_taps<'a>(src: &Source<'a>, coord: &Coord) -> [Tap<'a>; 4] {
     let tex = src.tex;
     let mip = tex.view().most_detailed_mip;
     let n = tex.level_size(mip)[0];

@@ -144,7 +144,7 @@ pub fn cube_face_axes(face: u32) -> (glam::Vec3, glam::Vec3) {
 /// Behaviour switches for what D3D leaves open or outside its rules.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SamplerOptions {
-    /// [EXT] allow comparison sampling of formats D3D does not require (R77, R86): other UNORM
+    /// `[EXT]` allow comparison sampling of formats D3D does not require (R77, R86): other UNORM
     /// formats quantize the reference with their width, half formats round it toward zero.
     pub extended_comparison_formats: bool,
     /// R41 lenient offsets (SM 6.7 programmable offsets): only the low 4 bits count,
@@ -250,11 +250,15 @@ impl SampleArgs {
     }
 }
 
-/// What an operation does with the taps.
-#[derive(Clone, Copy, Debug)]
-enum Op {
-    Sample,
-    Compare(f32),
+/// The one policy for an error that validation has already ruled out (a sampler and texture
+/// checked when a shadow map or a batch was built, arguments built by the caller itself): never a
+/// panic in a game. `debug_assert!` makes the broken invariant fail every test; a release build
+/// returns `fallback`, which each caller names (a shadow map: 1.0, nothing in the way; a batch:
+/// 0.0, the answer of an empty slot, R88/R107).
+#[inline]
+pub(crate) fn validated<T: std::fmt::Debug>(r: Result<T, SampleError>, fallback: T) -> T {
+    debug_assert!(r.is_ok(), "an error validation ruled out: {r:?}");
+    r.unwrap_or(fallback)
 }
 
 /// A validated D3D12 sampler, ready to sample.
@@ -449,10 +453,22 @@ impl Sampler {
         lod: &LodMode,
         clamp: Option<f32>,
     ) -> lod::Lod {
+        let (_, aniso_applies) = self.effective_filter(tex.dimension(), lod);
+        self.compute_lod_with(tex, coord, lod, clamp, aniso_applies)
+    }
+
+    /// [`Sampler::compute_lod`] for a caller that already knows whether anisotropy applies.
+    fn compute_lod_with(
+        &self,
+        tex: &Texture,
+        coord: &Coord,
+        lod: &LodMode,
+        clamp: Option<f32>,
+        aniso_applies: bool,
+    ) -> lod::Lod {
         let dim = tex.dimension();
         let view = tex.view();
         let size0 = tex.level_size(view.most_detailed_mip);
-        let (_, aniso_applies) = self.effective_filter(dim, lod);
         let (raw, shader_bias, aniso) = match *lod {
             LodMode::Zero => (0.0, 0.0, None),
             LodMode::Level(l) => (l, 0.0, None),
@@ -485,7 +501,7 @@ impl Sampler {
     ) -> Result<[f32; 4], SampleError> {
         self.check_kind("sample", false)?;
         let Some(tex) = tex else { return Ok([0.0; 4]) }; // R107
-        self.run(tex, args, Op::Sample)
+        self.run(tex, args, None)
     }
 
     /// The general comparison sample (`sample_c` family, R77–R92); the result is the filtered
@@ -499,23 +515,28 @@ impl Sampler {
         self.check_kind("sample_c", true)?;
         let Some(tex) = tex else { return Ok(0.0) }; // R88, R107
         self.check_compare_target("sample_c", tex)?;
-        Ok(self.run(tex, args, Op::Compare(reference))?[0])
+        Ok(self.run(tex, args, Some(reference))?[0])
     }
 
-    fn run(&self, tex: &Texture, args: &SampleArgs, op: Op) -> Result<[f32; 4], SampleError> {
+    /// One sample: filtered texels, or with a comparison `reference` the filtered fraction of
+    /// passing taps.
+    fn run(
+        &self,
+        tex: &Texture,
+        args: &SampleArgs,
+        reference: Option<f32>,
+    ) -> Result<[f32; 4], SampleError> {
         let args = &args.flushed();
         self.check_non_normalized(tex)?;
         let offset = self.check_offset(tex, args.offset)?;
         let src = Self::source(tex, &args.coord);
-        let lod = self.compute_lod(tex, &args.coord, &args.lod, args.clamp);
-        let (filter, _) = self.effective_filter(src.dim, &args.lod);
+        let (filter, aniso_applies) = self.effective_filter(src.dim, &args.lod);
+        let lod = self.compute_lod_with(tex, &args.coord, &args.lod, args.clamp, aniso_applies);
         let format = src.format;
         let border = Border::new(self.desc.border_color, format);
-        let reduce = match op {
-            Op::Compare(r) => {
-                Reduce::Compare(self.desc.comparison_func, format.quantize_reference(r))
-            }
-            Op::Sample => match filter.reduction() {
+        let reduce = match reference {
+            Some(r) => Reduce::Compare(self.desc.comparison_func, format.quantize_reference(r)),
+            None => match filter.reduction() {
                 ReductionType::Minimum => Reduce::Min,
                 ReductionType::Maximum => Reduce::Max,
                 _ => Reduce::Sum,
@@ -586,7 +607,7 @@ impl Sampler {
         for &(level, mip_w) in &mips.levels[..mips.count] {
             let weight = scale * f64::from(mip_w) / 256.0;
             if src.dim.is_cube() {
-                cube::filter_cube_level(self, src, coord, level, linear, weight, acc);
+                cube::filter_cube_level(src, coord, level, linear, weight, acc);
             } else {
                 self.filter_level(src, coord, level, linear, offset, weight, acc);
             }
@@ -876,7 +897,7 @@ impl Sampler {
         }
         // The four taps in D3D order: (i0,j1), (i1,j1), (i1,j0), (i0,j0).
         let taps: [Tap<'_>; 4] = if dim.is_cube() {
-            cube::gather_taps(self, &src, &coord)
+            cube::gather_taps(&src, &coord)
         } else {
             let mip = view.most_detailed_mip;
             let size = tex.level_size(mip);

@@ -16,7 +16,7 @@ use crate::raster::DepthTarget;
 use crate::sample::address::linear_fixed;
 use crate::sample::batch::{BatchPath, CmpBatch};
 use crate::sample::cube_face as select_face;
-use crate::sample::{Coord, LodMode, Offset, SampleArgs, Sampler};
+use crate::sample::{Coord, LodMode, Offset, SampleArgs, Sampler, validated};
 use crate::texture::{Dimension, Texture, TextureDesc};
 
 /// How the slices of a map are laid out.
@@ -464,9 +464,11 @@ impl ShadowMap {
             clamp: None,
         };
         let reader = self.scalar_reader(|t, needs| self.need_coord(t, needs, &args.coord));
-        self.sampler
-            .sample_cmp(Some(reader.texture()), &args, reference)
-            .unwrap_or(1.0)
+        validated(
+            self.sampler
+                .sample_cmp(Some(reader.texture()), &args, reference),
+            1.0,
+        )
     }
 
     /// [`ShadowMap::compare`] at each of `coords` with one `reference`, into `out` (the same
@@ -488,10 +490,11 @@ impl ShadowMap {
                 offset: Offset::default(),
                 clamp: None,
             };
-            *o = self
-                .sampler
-                .sample_cmp(Some(reader.texture()), &args, reference)
-                .unwrap_or(1.0);
+            *o = validated(
+                self.sampler
+                    .sample_cmp(Some(reader.texture()), &args, reference),
+                1.0,
+            );
         }
     }
 
@@ -670,10 +673,11 @@ impl ShadowMap {
                 offset: Offset::default(),
                 clamp: None,
             };
-            let r = self
-                .sampler
-                .sample_cmp(Some(reader.texture()), &args, reference)
-                .unwrap_or(1.0);
+            let r = validated(
+                self.sampler
+                    .sample_cmp(Some(reader.texture()), &args, reference),
+                1.0,
+            );
             sum += weight * r;
         }
         lit_of_sum(sum, kernel.scale())
@@ -1018,10 +1022,10 @@ impl ShadowMap {
                     offset: Offset::default(),
                     clamp: None,
                 };
-                res[slot] = self
-                    .sampler
-                    .sample_cmp(Some(reader.texture()), &args, z)
-                    .unwrap_or(1.0);
+                res[slot] = validated(
+                    self.sampler.sample_cmp(Some(reader.texture()), &args, z),
+                    1.0,
+                );
             }
             for face in 0..6 {
                 let Some(batch) = reader.batch(face) else {

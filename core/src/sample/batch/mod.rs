@@ -785,10 +785,15 @@ impl CmpBatch {
             Plan::Constant(v) => out.fill(*v),
             Plan::Reference => {
                 for ((&[u, v], &r), o) in uv.iter().zip(refs).zip(out.iter_mut()) {
-                    *o = self
-                        .sampler
-                        .sample_cmp_level_zero(self.tex.as_ref(), [u, v, self.third], r, ())
-                        .unwrap_or_else(|e| unreachable!("validated by the batch: {e}"));
+                    *o = crate::sample::validated(
+                        self.sampler.sample_cmp_level_zero(
+                            self.tex.as_ref(),
+                            [u, v, self.third],
+                            r,
+                            (),
+                        ),
+                        0.0,
+                    );
                 }
             }
             Plan::Kernel(k) => {
