@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use criterion::measurement::{Measurement, ValueFormatter};
 use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
-use penumbra_core::sample::batch::{Backend, CmpBatch};
+use penumbra_core::sample::batch::{self, CmpBatch};
 use penumbra_core::{
     AddressMode, ComparisonFunc, Filter, Format, Sampler, SamplerDesc, Texture, TextureDesc,
 };
@@ -211,7 +211,7 @@ fn pcf(c: &mut Criterion<ThreadCpu>) {
             uv.extend_from_within(..);
             refs.extend_from_within(..);
         }
-        for backend in Backend::available() {
+        for backend in batch::extensions() {
             let batch = s
                 .cmp_level_zero_batch(&tex, 0)
                 .unwrap()
@@ -241,7 +241,7 @@ fn pcf(c: &mut Criterion<ThreadCpu>) {
                 .collect();
             let mut out = vec![0.0; points.len()];
             g.throughput(Throughput::Elements(points.len() as u64));
-            for backend in Backend::available() {
+            for backend in batch::extensions() {
                 let batch = s
                     .cmp_level_zero_batch(&tex, 0)
                     .unwrap()

@@ -19,6 +19,7 @@
 //! * [`files`] — atomic writes and bounded, sandbox-safe reads.
 #![warn(missing_docs)]
 
+pub mod cpu;
 pub mod deadline;
 pub mod desc;
 pub mod files;

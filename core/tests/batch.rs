@@ -1,7 +1,8 @@
 //! The batched `sample_c_lz` path: every backend this CPU has must return the bits of the scalar
 //! reference (`sample_cmp_level_zero`, lookup by lookup) for every input.
 
-use penumbra_core::sample::batch::{Backend, BatchError, BatchPath};
+use penumbra_core::cpu::CpuExtension;
+use penumbra_core::sample::batch::{self, BatchError, BatchPath};
 use penumbra_core::{
     AddressMode, ComparisonFunc, Dimension, Filter, Format, SampleError, Sampler, SamplerDesc,
     SamplerOptions, Texture, TextureDesc, TextureView,
@@ -199,7 +200,7 @@ fn check(s: &Sampler, tex: &Texture, slice: u32, uv: &[[f32; 2]], refs: &[f32]) 
         })
         .collect();
     let path = s.cmp_level_zero_batch(tex, slice).unwrap().path();
-    for backend in Backend::available() {
+    for backend in CpuExtension::supported() {
         let batch = s
             .cmp_level_zero_batch(tex, slice)
             .unwrap()
@@ -231,22 +232,26 @@ fn check(s: &Sampler, tex: &Texture, slice: u32, uv: &[[f32; 2]], refs: &[f32]) 
 
 #[test]
 fn this_cpu_offers_its_simd_backends() {
-    let available = Backend::available();
-    assert!(available.contains(&Backend::Scalar));
-    assert_eq!(Backend::best(), *available.last().unwrap());
+    let available = batch::extensions();
+    assert!(available.contains(&CpuExtension::None));
+    assert_eq!(
+        CpuExtension::default(),
+        *CpuExtension::supported().last().unwrap()
+    );
     #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
     {
         assert_eq!(
-            available.contains(&Backend::Avx2),
+            available.contains(&CpuExtension::Avx2),
             std::arch::is_x86_feature_detected!("avx2")
         );
         assert_eq!(
-            available.contains(&Backend::Avx512),
+            available.contains(&CpuExtension::Avx512bw),
             std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512bw")
         );
     }
     #[cfg(feature = "force-scalar")]
-    assert_eq!(available, [Backend::Scalar]);
+    assert_eq!(available, [CpuExtension::None]);
 }
 
 #[test]
@@ -680,7 +685,7 @@ fn run_projected_equals_a_scalar_projection_then_the_reference() {
                     .unwrap()
             })
             .collect();
-        for backend in Backend::available() {
+        for backend in CpuExtension::supported() {
             let batch = s
                 .cmp_level_zero_batch(&tex, 0)
                 .unwrap()
@@ -770,12 +775,12 @@ fn unavailable_backends_are_refused() {
         ComparisonFunc::Less,
     ))
     .unwrap();
-    for backend in Backend::ALL {
+    for backend in CpuExtension::ALL {
         let r = s
             .cmp_level_zero_batch(&tex, 0)
             .unwrap()
             .with_backend(backend);
-        if backend.is_available() {
+        if backend.is_supported() {
             assert_eq!(r.unwrap().backend(), backend);
         } else {
             assert_eq!(r.unwrap_err(), BatchError::Unavailable(backend));

@@ -10,10 +10,11 @@
 //! as well.
 
 use glam::Vec3;
+use penumbra_core::cpu::check_against_scalar;
 use penumbra_core::msad4::{
     Channels, CpuExtension, Image, Masking, MatchOptions, Pruning, find_matches, sad_map_using,
 };
-use penumbra_core::sample::batch::Backend;
+use penumbra_core::sample::batch;
 use penumbra_core::shadow::{Light, Occluder, PcfKernel, Scene};
 use penumbra_core::{ComparisonFunc, Filter, Format, Sampler, SamplerDesc, Texture, TextureDesc};
 
@@ -68,26 +69,25 @@ fn batched_pcf_runs_on_a_small_stack_on_every_backend() {
                         .map(|i| [(i % 37) as f32 / 36.0, (i % 23) as f32 / 22.0])
                         .collect();
                     let refs: Vec<f32> = (0..points).map(|i| (i % 11) as f32 / 10.0).collect();
-                    let mut want = vec![0.0f32; points];
-                    batch_on(Backend::Scalar)
-                        .run(&uv, &refs, &mut want)
-                        .unwrap();
-                    for backend in Backend::available() {
-                        let batch = batch_on(backend);
-                        let mut got = vec![0.0f32; points];
-                        batch.run(&uv, &refs, &mut got).unwrap();
-                        assert_eq!(
-                            got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-                            want.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-                            "{format} {filter} {func} {backend:?}"
-                        );
-                        let pts: Vec<Vec3> = (0..points)
-                            .map(|i| Vec3::new((i % 5) as f32 * 0.1, 0.2, 0.5))
-                            .collect();
-                        batch
-                            .run_projected(&glam::Mat4::IDENTITY, &pts, 0.0, &mut got)
-                            .unwrap();
-                    }
+                    let pts: Vec<Vec3> = (0..points)
+                        .map(|i| Vec3::new((i % 5) as f32 * 0.1, 0.2, 0.5))
+                        .collect();
+                    check_against_scalar(
+                        &batch::extensions(),
+                        &format!("{format} {filter} {func}"),
+                        |backend| {
+                            let batch = batch_on(backend);
+                            let mut got = vec![0.0f32; points];
+                            batch.run(&uv, &refs, &mut got).unwrap();
+                            let mut projected = vec![0.0f32; points];
+                            batch
+                                .run_projected(&glam::Mat4::IDENTITY, &pts, 0.0, &mut projected)
+                                .unwrap();
+                            let bits =
+                                |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                            (bits(&got), bits(&projected))
+                        },
+                    );
                 }
             }
         }

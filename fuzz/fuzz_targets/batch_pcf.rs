@@ -7,7 +7,7 @@
 use arbitrary::Arbitrary;
 use glam::{Mat4, Vec3};
 use libfuzzer_sys::fuzz_target;
-use penumbra_core::sample::batch::{Backend, BatchError};
+use penumbra_core::sample::batch::{self, BatchError};
 use penumbra_core::{Format, Sampler, Texture, TextureDesc};
 use penumbra_fuzz::{Num, SamplerIn, TextureIn};
 
@@ -184,7 +184,7 @@ fuzz_target!(|input: Input| {
     });
 
     drop(batch);
-    for backend in Backend::available() {
+    for backend in batch::extensions() {
         let batch = sampler
             .cmp_level_zero_batch(&tex, slice)
             .expect("accepted once")

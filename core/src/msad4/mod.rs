@@ -50,7 +50,6 @@
 use std::fmt;
 use std::path::PathBuf;
 
-mod cpu;
 #[cfg(feature = "png")]
 mod image_io;
 mod matching;
@@ -65,7 +64,7 @@ mod avx512;
 #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
 mod sse41;
 
-pub use cpu::CpuExtension;
+pub use crate::cpu::CpuExtension;
 #[cfg(feature = "png")]
 pub use image_io::{
     DecodeLimits, decode_png, decode_png_template, encode_heatmap_png, encode_png, load_png,

@@ -217,7 +217,9 @@ impl Plan {
     }
 
     /// True when the template has masked words: the SIMD kernels then total `2·SAD` plus a bias
-    /// (see `masked_in_pairs`) and the row needs `finish_doubled`.
+    /// (see `masked_in_pairs`) and the row needs `finish_doubled`. (Unused by the portable
+    /// kernel, the only one a `force-scalar` build has.)
+    #[cfg_attr(feature = "force-scalar", allow(dead_code))]
     pub fn doubled(&self) -> bool {
         !self.pair.is_empty()
     }

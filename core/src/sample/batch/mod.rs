@@ -47,12 +47,13 @@
 //! * **Reference** — everything else (MIRROR, MIRROR_ONCE, two blended mips, cubes, 1D,
 //!   non-normalized coordinates, R16_FLOAT): every lookup goes through the scalar reference.
 //!
-//! The backend (see [`Backend`]) is picked at run time; the `force-scalar` feature of
-//! `penumbra_core` pins it to the portable one. Every backend performs the same integer and
-//! correctly rounded f32 operations in the same order, so they agree bit for bit with each other
-//! and with the scalar reference (`tests/batch.rs` checks every backend the CPU has).
+//! The kernel's CPU extension ([`CpuExtension`], the one type of `crate::cpu`) is picked at run
+//! time; the `force-scalar` feature of `penumbra_core` pins it to the portable one. The batch
+//! has kernels for [`extensions`]: scalar, AVX2 (8 lookups a step) and AVX-512 (16); SSE4.1 runs
+//! the scalar one. Every kernel performs the same integer and correctly rounded f32 operations
+//! in the same order, so they agree bit for bit with each other and with the scalar reference
+//! (`tests/batch.rs` checks every level the CPU has).
 
-mod cpu;
 mod scalar;
 
 #[cfg(target_arch = "x86_64")]
@@ -60,7 +61,21 @@ mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
 
-pub use cpu::Backend;
+pub use crate::cpu::CpuExtension;
+
+/// The levels this CPU and build support that have a batch kernel of their own, portable first
+/// (what tests and benches loop over).
+#[must_use]
+pub fn extensions() -> Vec<CpuExtension> {
+    [
+        CpuExtension::None,
+        CpuExtension::Avx2,
+        CpuExtension::Avx512bw,
+    ]
+    .into_iter()
+    .filter(|e| e.is_supported())
+    .collect()
+}
 
 use super::address::{Addressed, address};
 use super::combine::Border;
@@ -92,9 +107,9 @@ pub enum BatchError {
         /// `out.len()`.
         out: usize,
     },
-    /// `with_backend`: this CPU (or this build, with `force-scalar`) cannot run the backend.
-    #[error("the {0} backend is not available on this CPU or in this build (force-scalar)")]
-    Unavailable(Backend),
+    /// `with_backend`: this CPU (or this build, with `force-scalar`) cannot run the level.
+    #[error("the {0} CPU extension is not available on this CPU or in this build (force-scalar)")]
+    Unavailable(CpuExtension),
 }
 
 /// How a [`CmpBatch`] answers its lookups.
@@ -124,7 +139,7 @@ pub struct CmpBatch {
     /// `slice as f32`: the third coordinate the reference path passes on unchanged (a cube's
     /// or a volume's third coordinate is not an array index, so it must not be clamped).
     third: f32,
-    backend: Backend,
+    backend: CpuExtension,
     plan: Plan,
 }
 
@@ -288,7 +303,7 @@ impl Sampler {
             tex: Some(tex.clone()),
             element,
             third: slice as f32,
-            backend: Backend::best(),
+            backend: CpuExtension::default(),
             plan,
         })
     }
@@ -313,7 +328,7 @@ impl Sampler {
             tex: None,
             element,
             third: slice as f32,
-            backend: Backend::best(),
+            backend: CpuExtension::default(),
             plan,
         })
     }
@@ -677,20 +692,21 @@ impl CmpBatch {
         }
     }
 
-    /// The same batch on another backend (tests and benches); refused when this CPU or build
-    /// cannot run it.
-    pub fn with_backend(mut self, backend: Backend) -> Result<Self, BatchError> {
-        if !backend.is_available() {
+    /// The same batch on another CPU extension (tests and benches; a level without a batch
+    /// kernel of its own runs the widest one below it); refused when this CPU or build cannot
+    /// run it.
+    pub fn with_backend(mut self, backend: CpuExtension) -> Result<Self, BatchError> {
+        if !backend.is_supported() {
             return Err(BatchError::Unavailable(backend));
         }
         self.backend = backend;
         Ok(self)
     }
 
-    /// The backend `run` uses.
+    /// The CPU extension `run` uses.
     #[must_use]
     #[inline]
-    pub fn backend(&self) -> Backend {
+    pub fn backend(&self) -> CpuExtension {
         self.backend
     }
 
@@ -771,11 +787,11 @@ impl CmpBatch {
     ) {
         match self.backend {
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: `with_backend` and `Backend::best` only pick available backends.
-            Backend::Avx2 => unsafe { avx2::project(m, pts, bias, uv, refs) },
+            // SAFETY: `with_backend` and `CpuExtension::default` only pick supported levels.
+            CpuExtension::Avx2 => unsafe { avx2::project(m, pts, bias, uv, refs) },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as above.
-            Backend::Avx512 => unsafe { avx512::project(m, pts, bias, uv, refs) },
+            CpuExtension::Avx512bw => unsafe { avx512::project(m, pts, bias, uv, refs) },
             _ => project_points(m, pts, bias, uv, refs),
         }
     }
@@ -802,22 +818,22 @@ impl CmpBatch {
                     #[cfg(target_arch = "x86_64")]
                     // SAFETY: only available backends are ever selected; the key image has the
                     // padded size the constants describe.
-                    (Keys::U16(keys), Backend::Avx2) => unsafe {
+                    (Keys::U16(keys), CpuExtension::Avx2) => unsafe {
                         avx2::run_u16(c, keys, uv, refs, out)
                     },
                     #[cfg(target_arch = "x86_64")]
                     // SAFETY: as above.
-                    (Keys::I32(keys), Backend::Avx2) => unsafe {
+                    (Keys::I32(keys), CpuExtension::Avx2) => unsafe {
                         avx2::run_i32(c, keys, uv, refs, out)
                     },
                     #[cfg(target_arch = "x86_64")]
                     // SAFETY: as above.
-                    (Keys::U16(keys), Backend::Avx512) => unsafe {
+                    (Keys::U16(keys), CpuExtension::Avx512bw) => unsafe {
                         avx512::run_u16(c, keys, uv, refs, out)
                     },
                     #[cfg(target_arch = "x86_64")]
                     // SAFETY: as above.
-                    (Keys::I32(keys), Backend::Avx512) => unsafe {
+                    (Keys::I32(keys), CpuExtension::Avx512bw) => unsafe {
                         avx512::run_i32(c, keys, uv, refs, out)
                     },
                     (Keys::U16(keys), _) => scalar::run_u16(c, keys, uv, refs, out),
