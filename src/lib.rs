@@ -26,7 +26,9 @@
 //! ```
 #![warn(missing_docs)]
 
-pub use penumbra_core as core;
+/// The engine crate under its own name (`penumbra::engine::...`); everything is also re-exported
+/// at the top level.
+pub use penumbra_core as engine;
 pub use penumbra_core::*;
 
 pub mod cases;

@@ -202,7 +202,7 @@ fn an_unknown_or_non_comparison_sampler_is_an_error_not_a_map() {
     let (app, light, _) = level(ShadowSampler::Named("linear".into()));
     assert!(matches!(
         app.world().resource::<ShadowMaps>().error(light),
-        Some(MapError::Shadow(ShadowError::Sampler(_)))
+        Some(MapError::Shadow(ShadowError::NotComparison(_)))
     ));
 }
 

@@ -23,12 +23,18 @@ pub enum ShadowError {
         "the scene has no occluders to fit a directional shadow map to; give the light explicit bounds"
     )]
     EmptyScene,
-    /// The static sampler is invalid.
+    /// The light's static sampler is invalid (R7–R18): the description's own error.
     #[error("shadow sampler: {0}")]
-    Sampler(String),
-    /// The rasterizer refused the target.
+    Sampler(#[source] crate::desc::DescError),
+    /// The light's sampler does not compare: a shadow map needs a COMPARISON filter (SPEC R17).
+    #[error("shadow sampler: Filter {0} is not a COMPARISON filter (SPEC R17)")]
+    NotComparison(crate::desc::Filter),
+    /// The rasterizer refused the target: its own error.
     #[error("rasterizer: {0}")]
-    Raster(String),
+    Raster(#[source] crate::raster::RasterError),
+    /// The map's texture could not be assembled from the rendered slices: its own error.
+    #[error("shadow-map texture: {0}")]
+    Texture(#[source] crate::texture::TextureError),
     /// A PCF kernel that cannot be used (unknown name, bad taps, or a texel-grid kernel on a
     /// cube map).
     #[error("PCF kernel: {0}")]

@@ -194,7 +194,7 @@ impl ShadowMap {
         )
         .map_err(|e| match e {
             crate::TextureError::Interrupted => ShadowError::Interrupted,
-            other => ShadowError::Raster(other.to_string()),
+            other => ShadowError::Texture(other),
         })?;
         let store = Store::Full {
             texture,
@@ -205,13 +205,10 @@ impl ShadowMap {
 
     /// The light's comparison sampler.
     pub(crate) fn sampler_of(light: &Light) -> Result<Sampler, ShadowError> {
-        let sampler = Sampler::new(light.sampler.to_sampler_desc())
-            .map_err(|e| ShadowError::Sampler(e.to_string()))?;
+        let sampler =
+            Sampler::new(light.sampler.to_sampler_desc()).map_err(ShadowError::Sampler)?;
         if !light.sampler.filter.is_comparison() {
-            return Err(ShadowError::Sampler(format!(
-                "Filter {} is not a COMPARISON filter (SPEC R17)",
-                light.sampler.filter
-            )));
+            return Err(ShadowError::NotComparison(light.sampler.filter));
         }
         Ok(sampler)
     }

@@ -302,8 +302,7 @@ impl ShadowMap {
             if crate::deadline::expired() {
                 return Err(ShadowError::Interrupted);
             }
-            let mut target = DepthTarget::new(n, n, light.format)
-                .map_err(|e| ShadowError::Raster(e.to_string()))?;
+            let mut target = DepthTarget::new(n, n, light.format).map_err(ShadowError::Raster)?;
             if clear != 1.0 {
                 target.clear(clear);
             }
