@@ -2,28 +2,15 @@
 //! file exits 0, one planted wrong answer exits non-zero and names the case, malformed input is
 //! one line on standard error.
 
+mod support;
+
 use std::path::PathBuf;
-use std::process::Command;
 
 use serde_json::Value;
-
-fn penumbra(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_penumbra"))
-        .args(args)
-        .output()
-        .expect("run penumbra");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use support::penumbra;
 
 fn data(name: &str) -> String {
-    format!(
-        "{}/tests/data/lavapipe-sample/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    )
+    support::data_path(&format!("lavapipe-sample/{name}"))
 }
 
 fn temp_file(name: &str, text: &str) -> PathBuf {
@@ -35,7 +22,7 @@ fn temp_file(name: &str, text: &str) -> PathBuf {
 }
 
 fn load(name: &str) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(data(name)).unwrap()).unwrap()
+    support::data_json(&format!("lavapipe-sample/{name}"))
 }
 
 /// The last line of standard output: the totals.

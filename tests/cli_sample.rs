@@ -1,19 +1,9 @@
 //! `penumbra sample` as a user runs it: results per case, per-case errors that name the rule, and
 //! one clear line plus a non-zero exit for a file that cannot be read.
 
-use std::process::Command;
+mod support;
 
-fn penumbra(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_penumbra"))
-        .args(args)
-        .output()
-        .expect("run penumbra");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use support::penumbra;
 
 fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("penumbra-cli-sample-{}", std::process::id()));

@@ -3,15 +3,12 @@
 //! bit (SPEC §3.2). The data is a copy of `conformance/lavapipe-sample/` from the project's
 //! shared folder, kept under `tests/data/`.
 
+mod support;
+
 use serde_json::Value;
 
 fn load(name: &str) -> Value {
-    let path = format!(
-        "{}/tests/data/lavapipe-sample/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+    support::data_json(&format!("lavapipe-sample/{name}"))
 }
 
 #[test]

@@ -5,18 +5,15 @@
 //! shared folder. `PENUMBRA_LAVAPIPE_VERBOSE=1 cargo test --test lavapipe -- --nocapture` lists
 //! every case that is not exact with both answers and its tolerance.
 
+mod support;
+
 use std::collections::BTreeMap;
 
 use penumbra::judge::{Profile, Suite, Verdict, unorm_decode};
 use serde_json::Value;
 
 fn load(name: &str) -> Value {
-    let path = format!(
-        "{}/tests/data/lavapipe-sample/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+    support::data_json(&format!("lavapipe-sample/{name}"))
 }
 
 fn suite() -> Suite {

@@ -7,18 +7,15 @@
 //! `PENUMBRA_JUDGE_VERBOSE=1 cargo test --test nvidia -- --nocapture` lists every case that is
 //! not exact.
 
+mod support;
+
 use std::collections::BTreeMap;
 
 use penumbra::judge::{Profile, Suite, Verdict};
 use serde_json::{Value, json};
 
 fn load(name: &str) -> Value {
-    let path = format!(
-        "{}/tests/data/lavapipe-sample/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+    support::data_json(&format!("lavapipe-sample/{name}"))
 }
 
 /// Counts per class (`explained` split by reason) and the cases that are not conformant.
@@ -113,11 +110,7 @@ fn one_case(id_prefix: &str, profile: Profile) -> Suite {
 
 /// The H200's xcheck run (`tests/data/xcheck-h200/`).
 fn xcheck_file(name: &str) -> Value {
-    let path = format!(
-        "{}/tests/data/xcheck-h200/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    support::data_json(&format!("xcheck-h200/{name}"))
 }
 
 /// One lookup of the H200's xcheck run, by its id (`g7/l3`).
