@@ -148,13 +148,13 @@ pub fn judge(
         let lk = &group.lookups[l];
         let verdicts = suites.each_ref().map(|s| s.classify(i));
         let answers = suites.each_ref().map(|s| s.theirs(i).map(<[f32]>::to_vec));
-        if answers[0] != answers[1]
-            || answers[0]
-                .as_ref()
-                .ok()
-                .zip(answers[1].as_ref().ok())
-                .is_some_and(|(a, b)| a.iter().zip(b).any(|(x, y)| x.to_bits() != y.to_bits()))
-        {
+        // Compared as bits: a NaN answered the same way twice is not order-dependent.
+        let bits = |a: &Result<Vec<f32>, &str>| {
+            a.as_ref()
+                .map(|v| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
+                .map_err(|e| e.to_string())
+        };
+        if bits(&answers[0]) != bits(&answers[1]) {
             report.order_dependent.push(describe_case(
                 spec,
                 group,
