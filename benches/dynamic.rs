@@ -34,6 +34,7 @@ use glam::{Mat4, Quat, Vec3};
 use penumbra_core::shadow::{
     ExposureScratch, Light, Lighting, Normals, Occluder, OccluderId, PcfKernel, ShadowMap,
 };
+use penumbra_testkit::Rng;
 
 /// Where the door hangs (its hinge), between crates.
 const HINGE: Vec3 = Vec3::new(10.0, 0.0, 5.0);
@@ -75,12 +76,12 @@ impl Scene {
                 Light::spot(at, (HINGE - at).normalize(), 0.6, 25.0, 40.0).with_resolution(1024),
             );
         }
-        let mut rng = level::Lcg(0xd00e);
+        let mut rng = Rng::lcg64(0xd00e);
         let probes = (0..100)
             .map(|_| {
                 let (x, z) = (
-                    HINGE.x + 24.0 * (rng.next() - 0.5),
-                    HINGE.z + 24.0 * (rng.next() - 0.5),
+                    HINGE.x + 24.0 * (rng.f32_unit() - 0.5),
+                    HINGE.z + 24.0 * (rng.f32_unit() - 0.5),
                 );
                 Vec3::new(x, level::height(x, z) + 0.05, z)
             })

@@ -22,30 +22,17 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use penumbra::msad4::{
     CpuExtension, Image, Masking, MatchOptions, SadMap, find_matches, sad_map_into, sad_map_using,
 };
-
-struct Noise(u64);
-
-impl Noise {
-    fn byte(&mut self) -> u8 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 24) as u8
-    }
-    fn image(&mut self, w: u32, h: u32) -> Vec<u8> {
-        (0..w * h).map(|_| self.byte()).collect()
-    }
-}
+use penumbra_testkit::Rng;
 
 /// A t×t template of non-zero bytes; `masked` clears the pixels outside the inscribed ellipse.
-fn template(noise: &mut Noise, t: u32, masked: bool) -> Vec<u8> {
+fn template(noise: &mut Rng, t: u32, masked: bool) -> Vec<u8> {
     let c = (f64::from(t) - 1.0) / 2.0;
     let r = f64::from(t) / 2.0;
     (0..t * t)
         .map(|i| {
             let (x, y) = (f64::from(i % t), f64::from(i / t));
             let inside = ((x - c) / r).powi(2) + ((y - c) / r).powi(2) <= 1.0;
-            let v = noise.byte().max(1);
+            let v = noise.byte_at(24).max(1);
             if masked && !inside { 0 } else { v }
         })
         .collect()
@@ -57,8 +44,8 @@ fn kernels(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2));
     let size = 2048;
-    let mut noise = Noise(0x2545_F491_4F6C_DD1D);
-    let image = Image::r8(size, size, noise.image(size, size)).unwrap();
+    let mut noise = Rng::xorshift64(0x2545_F491_4F6C_DD1D);
+    let image = Image::r8(size, size, noise.bytes_at(24, (size * size) as usize)).unwrap();
     for t in [8u32, 16, 32] {
         let tpl = Image::r8(t, t, template(&mut noise, t, false)).unwrap();
         let ads = u64::from((size - t + 1).pow(2)) * u64::from(t * t);
@@ -87,8 +74,8 @@ fn best_match(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2));
     let size = 4096u32;
-    let mut noise = Noise(0x9E37_79B9_7F4A_7C15);
-    let base = noise.image(size, size);
+    let mut noise = Rng::xorshift64(0x9E37_79B9_7F4A_7C15);
+    let base = noise.bytes_at(24, (size * size) as usize);
     for masked in [false, true] {
         for t in [8u32, 16, 24, 32, 48, 64] {
             let tpl_bytes = template(&mut noise, t, masked);
@@ -122,8 +109,8 @@ fn sprite_masking(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2));
     let (w, h) = (1920u32, 1080u32);
-    let mut noise = Noise(0x5EED_0017_ABCD_1234);
-    let mut pixels: Vec<u8> = (0..w * h * 4).map(|_| noise.byte()).collect();
+    let mut noise = Rng::xorshift64(0x5EED_0017_ABCD_1234);
+    let mut pixels: Vec<u8> = (0..w * h * 4).map(|_| noise.byte_at(24)).collect();
     for t in [16u32, 32, 64] {
         let c0 = (f64::from(t) - 1.0) / 2.0;
         let r = f64::from(t) / 2.0;
@@ -136,7 +123,7 @@ fn sprite_masking(c: &mut Criterion) {
             } else if d > 0.8 {
                 [0, 0, 0, 255]
             } else {
-                [noise.byte(), noise.byte(), noise.byte(), 255]
+                [noise.byte_at(24), noise.byte_at(24), noise.byte_at(24), 255]
             };
             tpl.extend(px);
         }

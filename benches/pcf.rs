@@ -10,6 +10,7 @@ use penumbra_core::sample::batch::{self, CmpBatch};
 use penumbra_core::{
     AddressMode, ComparisonFunc, Filter, Format, Sampler, SamplerDesc, Texture, TextureDesc,
 };
+use penumbra_testkit::Rng;
 
 /// The benchmark thread's own CPU time (Linux `/proc/thread-self/schedstat`, nanoseconds on the
 /// CPU), so that time slices given to other processes on a shared machine do not count. Wall
@@ -102,22 +103,6 @@ impl ValueFormatter for NanosFormatter {
     }
 }
 
-/// xorshift64*, deterministic inputs.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn unit(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 24) as f32
-    }
-}
-
 /// A shadow-map-like depth level: a slope plus some bumps.
 fn depth_map(format: Format, n: u32) -> Texture {
     let values: Vec<f32> = (0..n * n)
@@ -135,22 +120,27 @@ fn coherent(n: u32, max: usize, rng: &mut Rng) -> (Vec<[f32; 2]>, Vec<f32>) {
     let uv: Vec<[f32; 2]> = (0..count)
         .map(|i| {
             let (x, y) = ((i as u32 % n) as f32, (i as u32 / n) as f32);
-            [(x + rng.unit()) / n as f32, (y + rng.unit()) / n as f32]
+            [
+                (x + rng.f32_unit()) / n as f32,
+                (y + rng.f32_unit()) / n as f32,
+            ]
         })
         .collect();
     let refs = uv
         .iter()
-        .map(|[u, _]| 0.3 + 0.4 * u + 0.05 * rng.unit())
+        .map(|[u, _]| 0.3 + 0.4 * u + 0.05 * rng.f32_unit())
         .collect();
     (uv, refs)
 }
 
 /// Uniformly random positions over the whole map.
 fn random(count: usize, rng: &mut Rng) -> (Vec<[f32; 2]>, Vec<f32>) {
-    let uv: Vec<[f32; 2]> = (0..count).map(|_| [rng.unit(), rng.unit()]).collect();
+    let uv: Vec<[f32; 2]> = (0..count)
+        .map(|_| [rng.f32_unit(), rng.f32_unit()])
+        .collect();
     let refs = uv
         .iter()
-        .map(|[u, _]| 0.3 + 0.4 * u + 0.05 * rng.unit())
+        .map(|[u, _]| 0.3 + 0.4 * u + 0.05 * rng.f32_unit())
         .collect();
     (uv, refs)
 }
@@ -185,7 +175,7 @@ fn bench_batch(
 
 fn pcf(c: &mut Criterion<ThreadCpu>) {
     let s = sampler();
-    let mut rng = Rng(0x0BE7_C4F5);
+    let mut rng = Rng::xorshift64_star(0x0BE7_C4F5);
     let scenarios: [(&str, Format, u32, bool); 7] = [
         ("d32_64_coherent", Format::D32Float, 64, true),
         ("d32_256_coherent", Format::D32Float, 256, true),

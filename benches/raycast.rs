@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use glam::{Mat4, Vec3};
 use penumbra_core::shadow::{Lighting, Occluder, OccluderId};
+use penumbra_testkit::Rng;
 
 /// Rays per criterion iteration.
 const BATCH: usize = 1 << 16;
@@ -41,14 +42,18 @@ const MAX_DISTANCE: f32 = 40.0;
 /// down with a horizontal part of up to 0.8 per unit down (the raycast row of the peers
 /// example casts the same ones).
 fn rays(count: usize) -> Vec<(Vec3, Vec3)> {
-    let mut rng = level::Lcg(0x7a15);
+    let mut rng = Rng::lcg64(0x7a15);
     let (nx, nz) = (level::GROUND.0 as f32 - 4.0, level::GROUND.1 as f32 - 4.0);
     (0..count)
         .map(|_| {
-            let x = (rng.next() - 0.5) * nx;
-            let z = (rng.next() - 0.5) * nz;
-            let y = level::height(x, z) + 2.0 + 10.0 * rng.next();
-            let d = Vec3::new((rng.next() - 0.5) * 1.6, -1.0, (rng.next() - 0.5) * 1.6);
+            let x = (rng.f32_unit() - 0.5) * nx;
+            let z = (rng.f32_unit() - 0.5) * nz;
+            let y = level::height(x, z) + 2.0 + 10.0 * rng.f32_unit();
+            let d = Vec3::new(
+                (rng.f32_unit() - 0.5) * 1.6,
+                -1.0,
+                (rng.f32_unit() - 0.5) * 1.6,
+            );
             (Vec3::new(x, y, z), d)
         })
         .collect()

@@ -14,6 +14,7 @@ use penumbra::msad4::{
     Channels, CpuExtension, Image, MatchOptions, SadMap, find_matches, load_png, load_png_template,
     sad_map_into, sad_map_using,
 };
+use penumbra_testkit::Rng;
 
 fn main() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -74,13 +75,8 @@ fn main() -> Result<(), String> {
 
 /// Full SAD maps of a `t×t` template in a `size²` noise image, per backend, single thread.
 fn kernels(size: u32, t: u32) {
-    let mut state = 0x2545_F491_4F6C_DD1Du64;
-    let mut byte = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state >> 24) as u8
-    };
+    let mut rng = Rng::xorshift64(0x2545_F491_4F6C_DD1D);
+    let mut byte = || rng.byte_at(24);
     let image = Image::r8(size, size, (0..size * size).map(|_| byte()).collect()).unwrap();
     let template = Image::r8(t, t, (0..t * t).map(|_| byte().max(1)).collect()).unwrap();
     let ads = f64::from((size - t + 1).pow(2)) * f64::from(t * t);

@@ -17,6 +17,7 @@ use penumbra::level::sample_level;
 use penumbra::msad4::{Image, MatchOptions, find_matches};
 use penumbra::shadow::{Occluder, PcfKernel, ShadowMap};
 use penumbra_lua::{Runtime, RuntimeOptions};
+use penumbra_testkit::Rng;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let client = tracy_client::Client::start();
@@ -40,17 +41,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             )
         })
         .collect();
-    let mut noise = 0x1234_5678u32;
-    let mut bytes = |n: usize| -> Vec<u8> {
-        (0..n)
-            .map(|_| {
-                noise ^= noise << 13;
-                noise ^= noise >> 17;
-                noise ^= noise << 5;
-                (noise >> 24) as u8 | 1
-            })
-            .collect()
-    };
+    let mut noise = Rng::xorshift32(0x1234_5678);
+    let mut bytes =
+        |n: usize| -> Vec<u8> { (0..n).map(|_| (noise.next_u32() >> 24) as u8 | 1).collect() };
     let image = Image::r8(256, 256, bytes(256 * 256))?;
     let template = Image::r8(16, 16, bytes(16 * 16))?;
     let dir = std::env::temp_dir().join(format!("penumbra-profile-{}", std::process::id()));

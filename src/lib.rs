@@ -31,8 +31,12 @@
 pub use penumbra_core as engine;
 pub use penumbra_core::*;
 
+// used by the `penumbra` binary, fuzz targets and examples; not a stable API
+#[doc(hidden)]
 pub mod cases;
 pub mod judge;
+// used by the `penumbra` binary, fuzz targets and examples; not a stable API
+#[doc(hidden)]
 pub mod level;
 /// Picture helpers (shadow maps, top-down maps, heat maps), shared with the Lua module.
 pub use penumbra_lua::pictures;

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use penumbra::msad4::{Image, write_png};
+use penumbra_testkit::Rng;
 
 fn temp(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("penumbra-cli-{}-{name}", std::process::id()))
@@ -19,13 +20,8 @@ fn penumbra(args: &[&std::ffi::OsStr]) -> Output {
 /// A 200×150 noise image with a 16×12 sprite planted at (131, 77), written as grey PNG, and the
 /// sprite as an RGBA PNG whose corners are transparent (alpha 0, colour left non-zero).
 fn scene(tag: &str) -> (PathBuf, PathBuf) {
-    let mut state = 0x1234_5678_9ABC_DEF1u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state >> 32) as u8
-    };
+    let mut rng = Rng::xorshift64(0x1234_5678_9ABC_DEF1);
+    let mut next = move || rng.byte_at(32);
     let (w, h, tw, th, px, py) = (200usize, 150usize, 16usize, 12usize, 131usize, 77usize);
     let mut pixels: Vec<u8> = (0..w * h).map(|_| next()).collect();
     let mut sprite = Vec::with_capacity(tw * th * 4);

@@ -110,7 +110,7 @@ fn match_inputs(dir: &Path) -> (PathBuf, PathBuf) {
     use penumbra::msad4::{Image, write_png};
     let (w, h) = (64u32, 48u32);
     let px: Vec<u8> = (0..u64::from(w * h))
-        .map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8)
+        .map(penumbra_testkit::noise_byte)
         .collect();
     let mut tpl = Vec::new();
     for y in 0..8 {

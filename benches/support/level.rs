@@ -1,34 +1,22 @@
 //! The 100,000-triangle level shared by the benches, the peers example and the profiling
 //! example: a 200 × 130 m height field (one vertex per metre, 52,000 triangles) and 4,000
-//! cuboids of 0.5 to 3.5 m standing on it (48,000 triangles), always the same (a fixed LCG),
+//! cuboids of 0.5 to 3.5 m standing on it (48,000 triangles), always the same (a fixed
+//! seed of `penumbra_testkit::Rng::lcg64`),
 //! and a sun 50° above the horizon whose orthographic box covers the whole ground.
 //!
 //! Included with `#[path = ".../benches/support/level.rs"] mod level;` (each user takes the
-//! parts it needs).
+//! parts it needs; its crate dev-depends on `penumbra_testkit`).
 #![allow(dead_code)]
 
 use glam::camera::lh;
 use glam::{Mat4, Vec3};
 use penumbra_core::raster::Mesh;
+use penumbra_testkit::Rng;
 
 /// Ground quads along x and z: 200 × 130 quads = 52,000 triangles.
 pub const GROUND: (u32, u32) = (200, 130);
 /// Cuboids: 4,000 × 12 = 48,000 triangles.
 pub const CUBOIDS: u32 = 4000;
-
-/// A small deterministic generator (64-bit LCG), so the level is the same in every run.
-pub struct Lcg(pub u64);
-
-impl Lcg {
-    /// A value in [0, 1).
-    pub fn next(&mut self) -> f32 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32
-    }
-}
 
 /// The ground's height at (x, z).
 pub fn height(x: f32, z: f32) -> f32 {
@@ -60,18 +48,18 @@ pub fn level() -> (Mesh, Vec<Mat4>) {
         }
     }
     let ground = Mesh::new(positions, indices).expect("valid ground");
-    let mut rng = Lcg(0x5eed);
+    let mut rng = Rng::lcg64(0x5eed);
     let transforms = (0..CUBOIDS)
         .map(|_| {
-            let x = (rng.next() - 0.5) * (nx as f32 - 4.0);
-            let z = (rng.next() - 0.5) * (nz as f32 - 4.0);
+            let x = (rng.f32_unit() - 0.5) * (nx as f32 - 4.0);
+            let z = (rng.f32_unit() - 0.5) * (nz as f32 - 4.0);
             let size = Vec3::new(
-                0.5 + 3.0 * rng.next(),
-                0.5 + 3.0 * rng.next(),
-                0.5 + 3.0 * rng.next(),
+                0.5 + 3.0 * rng.f32_unit(),
+                0.5 + 3.0 * rng.f32_unit(),
+                0.5 + 3.0 * rng.f32_unit(),
             );
             Mat4::from_translation(Vec3::new(x, height(x, z) - 0.1, z))
-                * Mat4::from_rotation_y(rng.next() * std::f32::consts::TAU)
+                * Mat4::from_rotation_y(rng.f32_unit() * std::f32::consts::TAU)
                 * Mat4::from_scale(size)
         })
         .collect();

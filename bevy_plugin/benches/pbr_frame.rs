@@ -29,11 +29,12 @@ use bevy_shape::Cuboid;
 use bevy_tasks::{ComputeTaskPool, TaskPoolBuilder};
 use bevy_transform::prelude::*;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use penumbra_testkit::Rng;
 
 #[path = "../../benches/support/level.rs"]
 mod level;
 
-use level::{CUBOIDS, GROUND, Lcg, height};
+use level::{CUBOIDS, GROUND, height};
 
 #[derive(Resource)]
 struct MoveCamera(bool);
@@ -85,19 +86,21 @@ fn app(probes: usize) -> App {
     let ground = assets.add(ground);
     let cube = assets.add(Mesh::from(Cuboid::new(1.0, 1.0, 1.0)));
     world.spawn((Mesh3d(ground), Transform::IDENTITY));
-    let mut rng = Lcg(0x5eed);
+    let mut rng = Rng::lcg64(0x5eed);
     for _ in 0..CUBOIDS {
-        let x = (rng.next() - 0.5) * (nx as f32 - 4.0);
-        let z = (rng.next() - 0.5) * (nz as f32 - 4.0);
+        let x = (rng.f32_unit() - 0.5) * (nx as f32 - 4.0);
+        let z = (rng.f32_unit() - 0.5) * (nz as f32 - 4.0);
         let size = Vec3::new(
-            0.5 + 3.0 * rng.next(),
-            0.5 + 3.0 * rng.next(),
-            0.5 + 3.0 * rng.next(),
+            0.5 + 3.0 * rng.f32_unit(),
+            0.5 + 3.0 * rng.f32_unit(),
+            0.5 + 3.0 * rng.f32_unit(),
         );
         world.spawn((
             Mesh3d(cube.clone()),
             Transform::from_xyz(x, height(x, z) - 0.1 + size.y * 0.5, z)
-                .with_rotation(Quat::from_rotation_y(rng.next() * std::f32::consts::TAU))
+                .with_rotation(Quat::from_rotation_y(
+                    rng.f32_unit() * std::f32::consts::TAU,
+                ))
                 .with_scale(size),
         ));
     }

@@ -26,26 +26,11 @@ use bevy_tasks::{ComputeTaskPool, TaskPoolBuilder};
 use bevy_transform::prelude::*;
 use criterion::{Criterion, criterion_group, criterion_main};
 use glam::Vec3;
+use penumbra_testkit::Rng;
 
 const PROBES: usize = 10_000;
 /// Probes fill a 40 m × 40 m yard, which every light reaches.
 const YARD: f32 = 20.0;
-
-/// A tiny deterministic generator.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> f32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32
-    }
-
-    fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * self.next()
-    }
-}
 
 /// Whether the probes move this frame.
 #[derive(Resource)]
@@ -77,18 +62,22 @@ fn level() -> App {
         })
         .add_systems(Update, jitter);
     let world = app.world_mut();
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rng = Rng::xorshift64(0x9e37_79b9_7f4a_7c15);
     world.spawn((
         Occluder::cuboid(Vec3::new(60.0, 1.0, 60.0)),
         Transform::from_xyz(0.0, -0.5, 0.0),
     ));
     for _ in 0..150 {
         let size = Vec3::new(
-            rng.range(0.5, 3.0),
-            rng.range(1.0, 5.0),
-            rng.range(0.5, 3.0),
+            rng.f32_in(0.5, 3.0),
+            rng.f32_in(1.0, 5.0),
+            rng.f32_in(0.5, 3.0),
         );
-        let at = Vec3::new(rng.range(-YARD, YARD), 0.5 * size.y, rng.range(-YARD, YARD));
+        let at = Vec3::new(
+            rng.f32_in(-YARD, YARD),
+            0.5 * size.y,
+            rng.f32_in(-YARD, YARD),
+        );
         world.spawn((Occluder::cuboid(size), Transform::from_translation(at)));
     }
     world.spawn((
@@ -107,9 +96,9 @@ fn level() -> App {
     ));
     for _ in 0..PROBES {
         let at = Vec3::new(
-            rng.range(-YARD, YARD),
-            rng.range(0.2, 2.0),
-            rng.range(-YARD, YARD),
+            rng.f32_in(-YARD, YARD),
+            rng.f32_in(0.2, 2.0),
+            rng.f32_in(-YARD, YARD),
         );
         world.spawn((LightProbe::point(), Transform::from_translation(at)));
     }

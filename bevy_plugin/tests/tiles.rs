@@ -8,31 +8,17 @@ use bevy_penumbra::prelude::*;
 use bevy_transform::prelude::*;
 use glam::Vec3;
 use penumbra_core::shadow::ShadowMap;
+use penumbra_testkit::Rng;
 use support::*;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> f32 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32
-    }
-    fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * self.next()
-    }
-}
 
 #[test]
 fn moving_crates_give_the_answers_of_freshly_rendered_maps_every_frame() {
-    let mut rng = Rng(0x7e57);
+    let mut rng = Rng::lcg64(0x7e57);
     let mut app = app();
     floor(&mut app);
     let crates: Vec<_> = (0..12)
         .map(|_| {
-            let at = Vec3::new(rng.range(-15.0, 15.0), 1.0, rng.range(-15.0, 15.0));
+            let at = Vec3::new(rng.f32_in(-15.0, 15.0), 1.0, rng.f32_in(-15.0, 15.0));
             crate_box(&mut app, at)
         })
         .collect();
@@ -52,7 +38,7 @@ fn moving_crates_give_the_answers_of_freshly_rendered_maps_every_frame() {
         .id();
     let probes: Vec<_> = (0..60)
         .map(|_| {
-            let at = Vec3::new(rng.range(-18.0, 18.0), 0.1, rng.range(-18.0, 18.0));
+            let at = Vec3::new(rng.f32_in(-18.0, 18.0), 0.1, rng.f32_in(-18.0, 18.0));
             (probe(&mut app, at), at)
         })
         .collect();
@@ -60,8 +46,8 @@ fn moving_crates_give_the_answers_of_freshly_rendered_maps_every_frame() {
     for frame in 0..10 {
         if frame > 0 {
             for _ in 0..3 {
-                let k = (rng.next() * crates.len() as f32) as usize % crates.len();
-                let at = Vec3::new(rng.range(-15.0, 15.0), 1.0, rng.range(-15.0, 15.0));
+                let k = (rng.f32_unit() * crates.len() as f32) as usize % crates.len();
+                let at = Vec3::new(rng.f32_in(-15.0, 15.0), 1.0, rng.f32_in(-15.0, 15.0));
                 move_to(&mut app, crates[k], at);
             }
         }

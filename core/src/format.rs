@@ -441,11 +441,9 @@ mod tests {
 
     #[test]
     fn float_to_unorm_matches_exact_rational_rounding_r3() {
-        let mut x: u32 = 0x1234_5678;
+        let mut rng = penumbra_testkit::Rng::xorshift32(0x1234_5678);
         for _ in 0..200_000 {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
+            let x = rng.next_u32();
             let v = f32::from_bits(0x3000_0000 + x % 0x0F80_0000); // (2^-31, 1)
             for bits in [8u32, 16, 24] {
                 let max = (1u64 << bits) - 1;

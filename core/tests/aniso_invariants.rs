@@ -10,40 +10,14 @@
 //! * the result lies within the [min, max] of the taps (the MINIMUM_/MAXIMUM_ anisotropic filters
 //!   reduce exactly those taps, R74/R93).
 
+mod support;
+
 use penumbra_core::texture::Dimension;
 use penumbra_core::{
-    AddressMode, ComparisonFunc, Filter, Format, ReductionType, Sampler, SamplerDesc, Texture,
-    TextureDesc,
+    AddressMode, Filter, Format, ReductionType, Sampler, SamplerDesc, Texture, TextureDesc,
 };
-
-/// SplitMix64: deterministic cases without a `rand` dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + self.unit() * (hi - lo)
-    }
-
-    fn below(&mut self, n: u32) -> u32 {
-        (((self.next() >> 32) * u64::from(n)) >> 32) as u32
-    }
-
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len() as u32) as usize]
-    }
-}
+use penumbra_testkit::Rng;
+use support::COMPARISON_FUNCS;
 
 const CASES: usize = 1500;
 
@@ -57,35 +31,16 @@ const TEXEL_MODES: [AddressMode; 4] = [
     AddressMode::MirrorOnce,
 ];
 
-const ALL_MODES: [AddressMode; 5] = [
-    AddressMode::Wrap,
-    AddressMode::Mirror,
-    AddressMode::Clamp,
-    AddressMode::Border,
-    AddressMode::MirrorOnce,
-];
-
-const FUNCS: [ComparisonFunc; 8] = [
-    ComparisonFunc::Never,
-    ComparisonFunc::Less,
-    ComparisonFunc::Equal,
-    ComparisonFunc::LessEqual,
-    ComparisonFunc::Greater,
-    ComparisonFunc::NotEqual,
-    ComparisonFunc::GreaterEqual,
-    ComparisonFunc::Always,
-];
-
 /// A random 2D or 2D-array texture with a full or partial mip chain; `fill` makes each value.
 fn texture(rng: &mut Rng, format: Format, fill: &mut dyn FnMut(&mut Rng) -> f32) -> Texture {
     let (w, h) = (rng.pick(&SIZES), rng.pick(&SIZES));
-    let (dim, layers) = if rng.unit() < 0.5 {
+    let (dim, layers) = if rng.f64_unit() < 0.5 {
         (Dimension::Texture2D, 1)
     } else {
-        (Dimension::Texture2DArray, 1 + rng.below(3))
+        (Dimension::Texture2DArray, 1 + rng.below_mul(3))
     };
     let full = 32 - w.max(h).leading_zeros();
-    let mips = 1 + rng.below(full);
+    let mips = 1 + rng.below_mul(full);
     let desc = TextureDesc::new(dim, format, [w, h, 1], layers).with_mip_levels(mips);
     let texels: u32 = (0..mips)
         .map(|m| (w >> m).max(1) * (h >> m).max(1))
@@ -100,24 +55,24 @@ fn texture(rng: &mut Rng, format: Format, fill: &mut dyn FnMut(&mut Rng) -> f32)
 /// A coordinate for a texture: `[u, v, slice]`.
 fn coord(rng: &mut Rng) -> [f32; 3] {
     [
-        rng.range(-1.5, 2.5) as f32,
-        rng.range(-1.5, 2.5) as f32,
-        rng.range(-0.4, 2.4) as f32,
+        rng.f64_in(-1.5, 2.5) as f32,
+        rng.f64_in(-1.5, 2.5) as f32,
+        rng.f64_in(-0.4, 2.4) as f32,
     ]
 }
 
 /// Derivatives with a major axis of 2^[-2, 7] texels, an anisotropy ratio up to 24 and a random
 /// orientation, in normalized coordinates of a `w`×`h` level 0.
 fn footprint(rng: &mut Rng, w: u32, h: u32) -> ([f32; 3], [f32; 3]) {
-    let major = 2f64.powf(rng.range(-2.0, 7.0));
-    let minor = major / rng.range(1.0, 24.0);
-    let a = rng.range(0.0, std::f64::consts::TAU);
-    let skew = rng.range(-0.3, 0.3);
+    let major = 2f64.powf(rng.f64_in(-2.0, 7.0));
+    let minor = major / rng.f64_in(1.0, 24.0);
+    let a = rng.f64_in(0.0, std::f64::consts::TAU);
+    let skew = rng.f64_in(-0.3, 0.3);
     let (w, h) = (f64::from(w), f64::from(h));
     let dx = [major * a.cos(), major * a.sin()];
     let dy = [-minor * (a + skew).sin(), minor * (a + skew).cos()];
     let n = |d: [f64; 2]| [(d[0] / w) as f32, (d[1] / h) as f32, 0.0];
-    if rng.unit() < 0.5 {
+    if rng.f64_unit() < 0.5 {
         (n(dx), n(dy))
     } else {
         (n(dy), n(dx))
@@ -126,8 +81,8 @@ fn footprint(rng: &mut Rng, w: u32, h: u32) -> ([f32; 3], [f32; 3]) {
 
 /// An isotropic footprint (ratio 1): two orthogonal derivatives of equal length in texels.
 fn isotropic_footprint(rng: &mut Rng, w: u32, h: u32) -> ([f32; 3], [f32; 3]) {
-    let len = 2f64.powf(rng.range(-2.0, 7.0));
-    let a = rng.range(0.0, std::f64::consts::TAU);
+    let len = 2f64.powf(rng.f64_in(-2.0, 7.0));
+    let a = rng.f64_in(0.0, std::f64::consts::TAU);
     let (w, h) = (f64::from(w), f64::from(h));
     (
         [(len * a.cos() / w) as f32, (len * a.sin() / h) as f32, 0.0],
@@ -142,15 +97,15 @@ fn desc(rng: &mut Rng, filter: Filter, max_anisotropy: u32, modes: &[AddressMode
     d.address_w = rng.pick(modes);
     d.max_anisotropy = max_anisotropy;
     d.border_color = [0.25, 0.5, 0.75, 1.0];
-    if rng.unit() < 0.3 {
-        d.mip_lod_bias = rng.range(-2.0, 2.0) as f32;
+    if rng.f64_unit() < 0.3 {
+        d.mip_lod_bias = rng.f64_in(-2.0, 2.0) as f32;
     }
-    if rng.unit() < 0.3 {
-        d.min_lod = rng.range(0.0, 2.0) as f32;
-        d.max_lod = d.min_lod + rng.range(0.0, 4.0) as f32;
+    if rng.f64_unit() < 0.3 {
+        d.min_lod = rng.f64_in(0.0, 2.0) as f32;
+        d.max_lod = d.min_lod + rng.f64_in(0.0, 4.0) as f32;
     }
     if filter.is_comparison() {
-        d.comparison_func = rng.pick(&FUNCS);
+        d.comparison_func = rng.pick(&COMPARISON_FUNCS);
     }
     d
 }
@@ -231,26 +186,26 @@ fn assert_trilinear_at_same_lod(
 
 fn depth_or_color(rng: &mut Rng, filter: Filter) -> Texture {
     if filter.is_comparison() {
-        texture(rng, Format::D32Float, &mut |r| r.unit() as f32)
-    } else if rng.unit() < 0.5 {
-        texture(rng, Format::R32Float, &mut |r| r.range(-4.0, 4.0) as f32)
+        texture(rng, Format::D32Float, &mut |r| r.f64_unit() as f32)
+    } else if rng.f64_unit() < 0.5 {
+        texture(rng, Format::R32Float, &mut |r| r.f64_in(-4.0, 4.0) as f32)
     } else {
-        texture(rng, Format::R8G8B8A8Unorm, &mut |r| r.unit() as f32)
+        texture(rng, Format::R8G8B8A8Unorm, &mut |r| r.f64_unit() as f32)
     }
 }
 
 #[test]
 fn max_anisotropy_1_is_trilinear_at_the_same_lod() {
-    let mut rng = Rng(0xA115_0001);
+    let mut rng = Rng::splitmix64(0xA115_0001);
     for case in 0..CASES {
         let (aniso_f, iso_f) = PAIRS[case % PAIRS.len()];
         let tex = depth_or_color(&mut rng, aniso_f);
         let [w, h, _] = tex.level_size(0);
         // R10: 0 is legal and acts as 1.
         let max_aniso = rng.pick(&[0, 1]);
-        let d = desc(&mut rng, aniso_f, max_aniso, &ALL_MODES);
+        let d = desc(&mut rng, aniso_f, max_aniso, &AddressMode::ALL);
         let (ddx, ddy) = footprint(&mut rng, w, h);
-        let reference = rng.unit() as f32;
+        let reference = rng.f64_unit() as f32;
         assert_trilinear_at_same_lod(
             &sampler(d),
             &unbiased(d, iso_f),
@@ -266,15 +221,15 @@ fn max_anisotropy_1_is_trilinear_at_the_same_lod() {
 
 #[test]
 fn isotropic_footprint_is_trilinear_at_the_same_lod() {
-    let mut rng = Rng(0xA115_0002);
+    let mut rng = Rng::splitmix64(0xA115_0002);
     for case in 0..CASES {
         let (aniso_f, iso_f) = PAIRS[case % PAIRS.len()];
         let tex = depth_or_color(&mut rng, aniso_f);
         let [w, h, _] = tex.level_size(0);
-        let max_aniso = 2 + rng.below(15);
-        let d = desc(&mut rng, aniso_f, max_aniso, &ALL_MODES);
+        let max_aniso = 2 + rng.below_mul(15);
+        let d = desc(&mut rng, aniso_f, max_aniso, &AddressMode::ALL);
         let (ddx, ddy) = isotropic_footprint(&mut rng, w, h);
-        let reference = rng.unit() as f32;
+        let reference = rng.f64_unit() as f32;
         assert_trilinear_at_same_lod(
             &sampler(d),
             &unbiased(d, iso_f),
@@ -290,10 +245,10 @@ fn isotropic_footprint_is_trilinear_at_the_same_lod() {
 
 #[test]
 fn constant_texture_gives_the_constant() {
-    let mut rng = Rng(0xA115_0003);
+    let mut rng = Rng::splitmix64(0xA115_0003);
     for case in 0..CASES {
         let (aniso_f, _) = PAIRS[case % PAIRS.len()];
-        let max_aniso = 1 + rng.below(16);
+        let max_aniso = 1 + rng.below_mul(16);
         let c = coord(&mut rng);
         if aniso_f.is_comparison() {
             let depth = rng.pick(&[0.0f32, 0.25, 0.5, 0.7, 1.0]);
@@ -316,13 +271,13 @@ fn constant_texture_gives_the_constant() {
                 "{d:?}: depth {depth} ref {reference} at {c:?} ddx {ddx:?} ddy {ddy:?}"
             );
         } else {
-            let (format, value) = if rng.unit() < 0.5 {
+            let (format, value) = if rng.f64_unit() < 0.5 {
                 (
                     Format::R32Float,
-                    [rng.range(-4.0, 4.0) as f32, 0.0, 0.0, 1.0],
+                    [rng.f64_in(-4.0, 4.0) as f32, 0.0, 0.0, 1.0],
                 )
             } else {
-                let v = [0; 4].map(|_| rng.below(256) as f32 / 255.0);
+                let v = [0; 4].map(|_| rng.below_mul(256) as f32 / 255.0);
                 (Format::R8G8B8A8Unorm, v)
             };
             let channels = format.channels();
@@ -346,7 +301,7 @@ fn constant_texture_gives_the_constant() {
 
 #[test]
 fn result_lies_within_the_taps_min_and_max() {
-    let mut rng = Rng(0xA115_0004);
+    let mut rng = Rng::splitmix64(0xA115_0004);
     let filters = [
         (Filter::Anisotropic, ReductionType::Standard),
         (Filter::MinMagAnisotropicMipPoint, ReductionType::Standard),
@@ -355,8 +310,8 @@ fn result_lies_within_the_taps_min_and_max() {
         let (f, _) = filters[case % filters.len()];
         let tex = depth_or_color(&mut rng, f);
         let [w, h, _] = tex.level_size(0);
-        let max_aniso = 1 + rng.below(16);
-        let d = desc(&mut rng, f, max_aniso, &ALL_MODES);
+        let max_aniso = 1 + rng.below_mul(16);
+        let d = desc(&mut rng, f, max_aniso, &AddressMode::ALL);
         let (ddx, ddy) = footprint(&mut rng, w, h);
         let c = coord(&mut rng);
         let reduce = |r: ReductionType| {
@@ -387,15 +342,15 @@ fn result_lies_within_the_taps_min_and_max() {
 #[test]
 fn explicit_lod_and_cubes_act_isotropically() {
     // R22/R76: LOD-explicit lookups and non-2D views use the isotropic counterpart.
-    let mut rng = Rng(0xA115_0005);
+    let mut rng = Rng::splitmix64(0xA115_0005);
     for case in 0..CASES {
         let (aniso_f, iso_f) = PAIRS[case % 2];
-        let max_aniso = 2 + rng.below(15);
-        let d = desc(&mut rng, aniso_f, max_aniso, &ALL_MODES);
+        let max_aniso = 2 + rng.below_mul(15);
+        let d = desc(&mut rng, aniso_f, max_aniso, &AddressMode::ALL);
         let (aniso, iso) = (sampler(d), with_filter(d, iso_f));
         let tex = depth_or_color(&mut rng, aniso_f);
         let c = coord(&mut rng);
-        let lod = rng.range(-1.0, 6.0) as f32;
+        let lod = rng.f64_in(-1.0, 6.0) as f32;
         assert_eq!(
             aniso.sample_level(Some(&tex), c, lod, ()).unwrap(),
             iso.sample_level(Some(&tex), c, lod, ()).unwrap(),
@@ -408,11 +363,11 @@ fn explicit_lod_and_cubes_act_isotropically() {
             .map(|m| (n >> m).max(1).pow(2))
             .sum::<u32>()
             * 6;
-        let values: Vec<f32> = (0..texels).map(|_| rng.unit() as f32).collect();
+        let values: Vec<f32> = (0..texels).map(|_| rng.f64_unit() as f32).collect();
         let cube = Texture::from_f32(desc, &values).unwrap();
-        let dir = [0; 3].map(|_| rng.range(-1.0, 1.0) as f32);
+        let dir = [0; 3].map(|_| rng.f64_in(-1.0, 1.0) as f32);
         let (ddx, ddy) = footprint(&mut rng, n, n);
-        let ddx = [ddx[0], ddx[1], rng.range(-0.2, 0.2) as f32];
+        let ddx = [ddx[0], ddx[1], rng.f64_in(-0.2, 0.2) as f32];
         assert_eq!(
             aniso.sample_grad(Some(&cube), dir, ddx, ddy, ()).unwrap(),
             iso.sample_grad(Some(&cube), dir, ddx, ddy, ()).unwrap(),

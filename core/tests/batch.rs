@@ -1,45 +1,16 @@
 //! The batched `sample_c_lz` path: every backend this CPU has must return the bits of the scalar
 //! reference (`sample_cmp_level_zero`, lookup by lookup) for every input.
 
+mod support;
+
 use penumbra_core::cpu::CpuExtension;
 use penumbra_core::sample::batch::{self, BatchError, BatchPath};
 use penumbra_core::{
     AddressMode, ComparisonFunc, Dimension, Filter, Format, SampleError, Sampler, SamplerDesc,
     SamplerOptions, Texture, TextureDesc, TextureView,
 };
-
-/// xorshift64*: deterministic inputs without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    /// Uniform in [lo, hi).
-    fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        let t = (self.next() >> 40) as f32 / (1u64 << 24) as f32;
-        lo + (hi - lo) * t
-    }
-}
-
-const FUNCS: [ComparisonFunc; 8] = [
-    ComparisonFunc::Never,
-    ComparisonFunc::Less,
-    ComparisonFunc::Equal,
-    ComparisonFunc::LessEqual,
-    ComparisonFunc::Greater,
-    ComparisonFunc::NotEqual,
-    ComparisonFunc::GreaterEqual,
-    ComparisonFunc::Always,
-];
+use penumbra_testkit::Rng;
+use support::COMPARISON_FUNCS;
 
 const KERNEL_FORMATS: [Format; 6] = [
     Format::R32Float,
@@ -58,51 +29,29 @@ const BORDERS: [[f32; 4]; 5] = [
     [-0.0, 0.0, 0.0, 1.0],
 ];
 
-/// f32 texel values that stress the comparisons: NaN, infinities, denormals, signed zeros.
-fn special_f32(rng: &mut Rng) -> f32 {
-    const SPECIAL: [f32; 10] = [
-        f32::NAN,
-        f32::INFINITY,
-        f32::NEG_INFINITY,
-        0.0,
-        -0.0,
-        1.0,
-        0.5,
-        1e30,
-        -1e30,
-        f32::MIN_POSITIVE,
-    ];
-    match rng.below(8) {
-        0 => SPECIAL[rng.below(SPECIAL.len())],
-        1 => f32::from_bits(rng.next() as u32 & 0x807F_FFFF), // ±denormal (or ±0)
-        2 => f32::from_bits(rng.next() as u32),
-        _ => rng.range(0.0, 1.0),
-    }
-}
-
 /// A texture whose every texel is random in the way the format allows: arbitrary f32 bits
 /// (NaN, ±inf, denormals), arbitrary UNORM codes, garbage in X8/X24 bytes.
 fn random_texture(desc: TextureDesc, rng: &mut Rng) -> Texture {
     let bpt = desc.format.bytes_per_texel();
     let mut data = vec![0u8; desc.total_bytes() as usize];
     // A small palette makes equal texels (EQUAL, NOT_EQUAL and ties) common.
-    let palette: Vec<u64> = (0..6).map(|_| rng.next()).collect();
+    let palette: Vec<u64> = (0..6).map(|_| rng.next_u64()).collect();
     for texel in data.chunks_exact_mut(bpt) {
-        let bits = if rng.below(3) == 0 {
-            palette[rng.below(palette.len())]
+        let bits = if rng.index_mod(3) == 0 {
+            palette[rng.index_mod(palette.len())]
         } else {
-            rng.next()
+            rng.next_u64()
         };
         match desc.format.kind() {
             penumbra_core::format::ComponentKind::Float32 => {
                 let v = if bits & 1 == 0 {
-                    special_f32(rng)
+                    rng.f32_special()
                 } else {
                     f32::from_bits((bits >> 8) as u32 % 0x3F80_0001)
                 };
                 texel[..4].copy_from_slice(&v.to_le_bytes());
                 if bpt == 8 {
-                    texel[4..].copy_from_slice(&(rng.next() as u32).to_le_bytes());
+                    texel[4..].copy_from_slice(&(rng.next_u64() as u32).to_le_bytes());
                 }
             }
             _ => texel.copy_from_slice(&bits.to_le_bytes()[..bpt]),
@@ -115,15 +64,15 @@ fn random_texture(desc: TextureDesc, rng: &mut Rng) -> Texture {
 /// exact texel centres and edges, half-texel offsets and their neighbours.
 fn coord(rng: &mut Rng, n: u32) -> f32 {
     let n = n as f32;
-    let k = rng.range(-2.0, n + 2.0).floor();
-    let nudge = |x: f32, rng: &mut Rng| match rng.below(3) {
+    let k = rng.f32_in(-2.0, n + 2.0).floor();
+    let nudge = |x: f32, rng: &mut Rng| match rng.index_mod(3) {
         0 => x.next_down(),
         1 => x.next_up(),
         _ => x,
     };
-    match rng.below(12) {
-        0..=2 => rng.range(-0.5, 1.5),
-        3 => rng.range(-20.0, 20.0),
+    match rng.index_mod(12) {
+        0..=2 => rng.f32_in(-0.5, 1.5),
+        3 => rng.f32_in(-20.0, 20.0),
         4 => [
             f32::NAN,
             f32::INFINITY,
@@ -136,36 +85,36 @@ fn coord(rng: &mut Rng, n: u32) -> f32 {
             10.0,
             -10.0,
             10.5,
-        ][rng.below(11)],
-        5 => f32::from_bits(rng.next() as u32 & 0x807F_FFFF),
+        ][rng.index_mod(11)],
+        5 => rng.f32_subnormal(),
         6 => nudge((k + 0.5) / n, rng),
         7 => nudge(k / n, rng),
         8 => nudge(0.5 / n + k / n, rng),
         9 => nudge(k / n + 1.0 / (512.0 * n), rng),
-        10 => f32::from_bits(rng.next() as u32),
-        _ => rng.range(0.0, 1.0),
+        10 => rng.f32_bits(),
+        _ => rng.f32_in(0.0, 1.0),
     }
 }
 
 /// References: random, non-finite, denormal, signed zeros, and exact texel values.
 fn reference(rng: &mut Rng, tex: &Texture) -> f32 {
-    match rng.below(8) {
-        0 => special_f32(rng),
-        1 => rng.range(-0.5, 1.5),
+    match rng.index_mod(8) {
+        0 => rng.f32_special(),
+        1 => rng.f32_in(-0.5, 1.5),
         2 | 3 => {
             let desc = tex.desc();
-            let x = rng.below(desc.width as usize) as u32;
-            let y = rng.below(desc.height as usize) as u32;
-            let slice = rng.below(desc.array_size as usize) as u32;
+            let x = rng.index_mod(desc.width as usize) as u32;
+            let y = rng.index_mod(desc.height as usize) as u32;
+            let slice = rng.index_mod(desc.array_size as usize) as u32;
             let v = tex.load(0, slice, [x, y, 0])[0];
-            match rng.below(3) {
+            match rng.index_mod(3) {
                 0 => v.next_up(),
                 1 => v.next_down(),
                 _ => v,
             }
         }
-        4 => (rng.below(65536) as f32 + [0.5, 0.4, 0.6][rng.below(3)]) / 65535.0,
-        _ => rng.range(0.0, 1.0),
+        4 => (rng.index_mod(65536) as f32 + [0.5, 0.4, 0.6][rng.index_mod(3)]) / 65535.0,
+        _ => rng.f32_in(0.0, 1.0),
     }
 }
 
@@ -256,7 +205,7 @@ fn this_cpu_offers_its_simd_backends() {
 
 #[test]
 fn every_format_func_address_mode_and_border_matches_the_reference() {
-    let mut rng = Rng(0x5EED_0001);
+    let mut rng = Rng::xorshift64_star(0x5EED_0001);
     let modes = [AddressMode::Clamp, AddressMode::Border, AddressMode::Wrap];
     let filters = [
         Filter::ComparisonMinMagLinearMipPoint,
@@ -265,7 +214,7 @@ fn every_format_func_address_mode_and_border_matches_the_reference() {
     let mut case = 0;
     for format in KERNEL_FORMATS {
         let tex = random_texture(TextureDesc::new_2d(format, 6, 5), &mut rng);
-        for func in FUNCS {
+        for func in COMPARISON_FUNCS {
             for u in modes {
                 for v in modes {
                     for filter in filters {
@@ -288,7 +237,7 @@ fn every_format_func_address_mode_and_border_matches_the_reference() {
 
 #[test]
 fn mirror_modes_fall_back_to_the_reference_and_still_match() {
-    let mut rng = Rng(0x5EED_0002);
+    let mut rng = Rng::xorshift64_star(0x5EED_0002);
     let tex = random_texture(TextureDesc::new_2d(Format::D32Float, 7, 4), &mut rng);
     for (u, v) in [
         (AddressMode::Mirror, AddressMode::Clamp),
@@ -309,7 +258,7 @@ fn mirror_modes_fall_back_to_the_reference_and_still_match() {
 
 #[test]
 fn odd_sizes_match_the_reference() {
-    let mut rng = Rng(0x5EED_0003);
+    let mut rng = Rng::xorshift64_star(0x5EED_0003);
     for [w, h] in [[1, 1], [3, 5], [1, 7], [7, 1], [2, 2], [511, 257]] {
         for format in [Format::D32Float, Format::D16Unorm] {
             let tex = random_texture(TextureDesc::new_2d(format, w, h), &mut rng);
@@ -337,7 +286,7 @@ fn odd_sizes_match_the_reference() {
 
 #[test]
 fn array_slices_are_read_and_clamped_like_r43() {
-    let mut rng = Rng(0x5EED_0004);
+    let mut rng = Rng::xorshift64_star(0x5EED_0004);
     let tex_desc = TextureDesc::new(Dimension::Texture2DArray, Format::D16Unorm, [9, 6, 1], 4);
     let tex = random_texture(tex_desc, &mut rng);
     let view = tex
@@ -366,7 +315,7 @@ fn array_slices_are_read_and_clamped_like_r43() {
 
 #[test]
 fn lod_bias_and_clamps_pick_the_level_like_r56_to_r60() {
-    let mut rng = Rng(0x5EED_0005);
+    let mut rng = Rng::xorshift64_star(0x5EED_0005);
     let tex_desc = TextureDesc::new_2d(Format::D32Float, 37, 20).with_mip_levels(4);
     let tex = random_texture(tex_desc, &mut rng);
     let point_mip = Filter::ComparisonMinMagLinearMipPoint;
@@ -417,7 +366,7 @@ fn lod_bias_and_clamps_pick_the_level_like_r56_to_r60() {
 
 #[test]
 fn views_with_a_most_detailed_mip_read_the_right_subresource_r64() {
-    let mut rng = Rng(0x5EED_000E);
+    let mut rng = Rng::xorshift64_star(0x5EED_000E);
     let tex_desc = TextureDesc::new(Dimension::Texture2DArray, Format::D32Float, [23, 17, 1], 3)
         .with_mip_levels(3);
     let tex = random_texture(tex_desc, &mut rng);
@@ -446,7 +395,7 @@ fn views_with_a_most_detailed_mip_read_the_right_subresource_r64() {
 
 #[test]
 fn resource_clamp_past_the_last_level_compares_with_zero_r62() {
-    let mut rng = Rng(0x5EED_0006);
+    let mut rng = Rng::xorshift64_star(0x5EED_0006);
     for format in [Format::D32Float, Format::D16Unorm] {
         let tex = random_texture(
             TextureDesc::new_2d(format, 8, 8).with_mip_levels(2),
@@ -479,7 +428,7 @@ fn resource_clamp_past_the_last_level_compares_with_zero_r62() {
 #[test]
 fn large_maps_take_the_prefetching_kernels_and_still_match() {
     // Over 4 MiB of keys: the SIMD kernels prefetch ahead of each step.
-    let mut rng = Rng(0x5EED_000D);
+    let mut rng = Rng::xorshift64_star(0x5EED_000D);
     for format in [Format::D32Float, Format::D16Unorm] {
         let tex = random_texture(TextureDesc::new_2d(format, 1500, 1100), &mut rng);
         let s = Sampler::new(desc(
@@ -499,7 +448,7 @@ fn large_maps_take_the_prefetching_kernels_and_still_match() {
 
 #[test]
 fn batch_lengths_that_are_not_a_multiple_of_the_vector_width() {
-    let mut rng = Rng(0x5EED_0007);
+    let mut rng = Rng::xorshift64_star(0x5EED_0007);
     let tex = random_texture(TextureDesc::new_2d(Format::D32Float, 13, 11), &mut rng);
     let s = Sampler::new(desc(
         Filter::ComparisonMinMagLinearMipPoint,
@@ -516,7 +465,7 @@ fn batch_lengths_that_are_not_a_multiple_of_the_vector_width() {
 
 #[test]
 fn legacy_point_rounding_option_is_honoured_r26() {
-    let mut rng = Rng(0x5EED_0008);
+    let mut rng = Rng::xorshift64_star(0x5EED_0008);
     let tex = random_texture(TextureDesc::new_2d(Format::R16Unorm, 10, 3), &mut rng);
     let options = SamplerOptions {
         legacy_point_rounding: true,
@@ -540,7 +489,7 @@ fn legacy_point_rounding_option_is_honoured_r26() {
 
 #[test]
 fn extended_unorm_formats_use_the_kernel_and_half_floats_fall_back_r86() {
-    let mut rng = Rng(0x5EED_0009);
+    let mut rng = Rng::xorshift64_star(0x5EED_0009);
     let options = SamplerOptions {
         extended_comparison_formats: true,
         ..SamplerOptions::default()
@@ -565,7 +514,7 @@ fn extended_unorm_formats_use_the_kernel_and_half_floats_fall_back_r86() {
 
 #[test]
 fn cubes_and_1d_views_fall_back_to_the_reference() {
-    let mut rng = Rng(0x5EED_000A);
+    let mut rng = Rng::xorshift64_star(0x5EED_000A);
     let s = Sampler::new(desc(
         Filter::ComparisonMinMagLinearMipPoint,
         ComparisonFunc::LessEqual,
@@ -600,7 +549,7 @@ fn cubes_and_1d_views_fall_back_to_the_reference() {
 
 #[test]
 fn d16_references_quantize_exactly_at_every_rounding_boundary_r82_r83() {
-    let mut rng = Rng(0x5EED_000B);
+    let mut rng = Rng::xorshift64_star(0x5EED_000B);
     // A level holding every code 0..=65535 (256×256), references at and around each k + 0.5.
     let codes: Vec<u8> = (0..=65535u16).flat_map(u16::to_le_bytes).collect();
     let tex = Texture::new(TextureDesc::new_2d(Format::D16Unorm, 256, 256), codes).unwrap();
@@ -615,7 +564,7 @@ fn d16_references_quantize_exactly_at_every_rounding_boundary_r82_r83() {
         let mut uv = Vec::new();
         let mut refs = Vec::new();
         for _ in 0..4000 {
-            let k = rng.below(65536);
+            let k = rng.index_mod(65536);
             let (x, y) = ((k % 256) as f32, (k / 256) as f32);
             let mid = ((k as f64 + 0.5) / 65535.0) as f32;
             for r in [mid.next_down(), mid, mid.next_up(), k as f32 / 65535.0] {
@@ -629,7 +578,7 @@ fn d16_references_quantize_exactly_at_every_rounding_boundary_r82_r83() {
 
 #[test]
 fn run_projected_equals_a_scalar_projection_then_the_reference() {
-    let mut rng = Rng(0x5EED_000C);
+    let mut rng = Rng::xorshift64_star(0x5EED_000C);
     let tex = random_texture(TextureDesc::new_2d(Format::D32Float, 64, 48), &mut rng);
     // A perspective light (w varies, reaches 0 at the light) and an orthographic one.
     let light = glam::Mat4::from_cols_array(&[
@@ -658,9 +607,9 @@ fn run_projected_equals_a_scalar_projection_then_the_reference() {
         let mut points: Vec<glam::Vec3> = (0..1500)
             .map(|_| {
                 glam::vec3(
-                    rng.range(-12.0, 12.0),
-                    rng.range(-3.0, 6.0),
-                    rng.range(-12.0, 12.0),
+                    rng.f32_in(-12.0, 12.0),
+                    rng.f32_in(-3.0, 6.0),
+                    rng.f32_in(-12.0, 12.0),
                 )
             })
             .collect();

@@ -8,6 +8,7 @@ use penumbra_core::msad4::{
     msad4_buffer_search, sad_bytes, sad_map, sad_map_into, sad_map_masked, sad_map_masked_using,
     sad_map_using, write_heatmap_png,
 };
+use penumbra_testkit::Rng;
 use proptest::prelude::*;
 
 // ---------------------------------------------------------------------------------------------
@@ -122,27 +123,9 @@ fn naive_matches(image: &Image, template: &Image, opts: &MatchOptions) -> Vec<Ma
     out
 }
 
-/// A small deterministic generator (xorshift) so failures replay.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
-    }
-}
-
 fn random_image(rng: &mut Rng, w: u32, h: u32, channels: Channels) -> Image {
     let n = (w * h) as usize * channels.bytes_per_pixel();
-    Image::new(w, h, channels, rng.bytes(n)).unwrap()
+    Image::new(w, h, channels, rng.bytes_at(0, n)).unwrap()
 }
 
 /// A template with some bytes (`zero_per_256` of 256) set to 0 = "don't care".
@@ -150,10 +133,10 @@ fn random_template(rng: &mut Rng, w: u32, h: u32, channels: Channels, zero_per_2
     let n = (w * h) as usize * channels.bytes_per_pixel();
     let data = (0..n)
         .map(|_| {
-            if rng.below(256) < zero_per_256 {
+            if rng.below_mod(256) < zero_per_256 {
                 0
             } else {
-                (rng.next() as u8).max(1)
+                rng.byte_at(0).max(1)
             }
         })
         .collect();
@@ -346,8 +329,8 @@ proptest! {
 #[test]
 fn buffer_search_finds_planted_pattern_with_dont_care_bytes() {
     // R117: the best match is the minimum over all (x, k); 0 pattern bytes are "don't care".
-    let mut rng = Rng(0x5EED_0001);
-    let mut bytes = rng.bytes(4 * 200);
+    let mut rng = Rng::xorshift64(0x5EED_0001);
+    let mut bytes = rng.bytes_at(0, 4 * 200);
     let pattern_bytes: Vec<u8> = (0..4 * 16)
         .map(|i| if i % 5 == 0 { 0 } else { (i * 3 + 1) as u8 })
         .collect();
@@ -482,7 +465,7 @@ fn image_zero_bytes_are_compared_template_zero_bytes_are_not() {
 fn every_backend_equals_scalar_bit_for_bit() {
     // Random sizes, odd widths, templates as wide/tall as the image (border positions only),
     // masked and unmasked, R8 and RGBA8, one and several threads.
-    let mut rng = Rng(0xB00C_0DE5);
+    let mut rng = Rng::xorshift64(0xB00C_0DE5);
     let backends = CpuExtension::supported();
     // One reused map per backend, carried across cases of every size (`sad_map_into`).
     let mut reused = vec![SadMap::default(); backends.len()];
@@ -492,17 +475,17 @@ fn every_backend_equals_scalar_bit_for_bit() {
         } else {
             Channels::R8
         };
-        let w = 1 + rng.below(if case % 5 == 0 { 300 } else { 90 }) as u32;
-        let h = 1 + rng.below(24) as u32;
+        let w = 1 + rng.below_mod(if case % 5 == 0 { 300 } else { 90 }) as u32;
+        let h = 1 + rng.below_mod(24) as u32;
         let tw = match case % 4 {
             0 => w,
-            1 => 1 + rng.below(w.min(9) as u64) as u32,
-            _ => 1 + rng.below(w.min(70) as u64) as u32,
+            1 => 1 + rng.below_mod(w.min(9) as u64) as u32,
+            _ => 1 + rng.below_mod(w.min(70) as u64) as u32,
         };
         let th = if case % 7 == 0 {
             h
         } else {
-            1 + rng.below(h as u64) as u32
+            1 + rng.below_mod(h as u64) as u32
         };
         let zeros = [0, 0, 40, 128, 250][case as usize % 5];
         let image = random_image(&mut rng, w, h, channels);
@@ -534,7 +517,7 @@ fn every_backend_equals_scalar_bit_for_bit() {
 #[test]
 fn every_backend_equals_scalar_on_a_large_masked_template() {
     // Enough words to need several u16 batches in every kernel (R115 masking in pairs too).
-    let mut rng = Rng(0x1A2B_3C4D);
+    let mut rng = Rng::xorshift64(0x1A2B_3C4D);
     let image = random_image(&mut rng, 301, 90, Channels::R8);
     let tpl = random_template(&mut rng, 67, 61, Channels::R8, 30);
     let reference = sad_map_using(&image, &tpl, 1, CpuExtension::None).unwrap();
@@ -579,7 +562,7 @@ fn planted_sprite_with_transparent_pixels_is_found_at_its_exact_position() {
     // A 24×20 "sprite": an ellipse of opaque pixels, transparent (0) around it. Planted in
     // noise, only its opaque pixels overwrite the noise, so the transparent ones must not count.
     for channels in [Channels::R8, Channels::Rgba8] {
-        let mut rng = Rng(0x5917E);
+        let mut rng = Rng::xorshift64(0x5917E);
         let (tw, th) = (24u32, 20u32);
         let bpp = channels.bytes_per_pixel();
         let mut t = vec![0u8; (tw * th) as usize * bpp];
@@ -588,7 +571,7 @@ fn planted_sprite_with_transparent_pixels_is_found_at_its_exact_position() {
                 let (dx, dy) = (x as f64 - 11.5, y as f64 - 9.5);
                 if (dx / 12.0).powi(2) + (dy / 10.0).powi(2) <= 1.0 {
                     for c in 0..bpp {
-                        t[((y * tw + x) as usize) * bpp + c] = (rng.next() as u8).max(1);
+                        t[((y * tw + x) as usize) * bpp + c] = rng.byte_at(0).max(1);
                     }
                 }
             }
@@ -618,30 +601,30 @@ fn planted_sprite_with_transparent_pixels_is_found_at_its_exact_position() {
 
 #[test]
 fn find_matches_equals_naive_greedy_nms() {
-    let mut rng = Rng(0xC0FFEE);
+    let mut rng = Rng::xorshift64(0xC0FFEE);
     for case in 0..60u64 {
         let channels = if case % 4 == 0 {
             Channels::Rgba8
         } else {
             Channels::R8
         };
-        let (w, h) = (8 + rng.below(70) as u32, 4 + rng.below(40) as u32);
+        let (w, h) = (8 + rng.below_mod(70) as u32, 4 + rng.below_mod(40) as u32);
         let (tw, th) = (
-            1 + rng.below(w.min(12) as u64) as u32,
-            1 + rng.below(h.min(12) as u64) as u32,
+            1 + rng.below_mod(w.min(12) as u64) as u32,
+            1 + rng.below_mod(h.min(12) as u64) as u32,
         );
         // Few grey levels so that many SADs tie and the (y, x) order matters.
         let levels = if case % 2 == 0 { 4 } else { 256 };
         let n = (w * h) as usize * channels.bytes_per_pixel();
-        let data = (0..n).map(|_| (rng.below(levels) * 255 / (levels - 1).max(1)) as u8);
+        let data = (0..n).map(|_| (rng.below_mod(levels) * 255 / (levels - 1).max(1)) as u8);
         let image = Image::new(w, h, channels, data.collect()).unwrap();
         let tpl = random_template(&mut rng, tw, th, channels, [0, 60][case as usize % 2]);
         let opts = MatchOptions {
-            top_k: 1 + rng.below(6) as usize,
-            max_sad: (case % 3 == 0).then(|| rng.below(255 * (tw * th) as u64)),
+            top_k: 1 + rng.below_mod(6) as usize,
+            max_sad: (case % 3 == 0).then(|| rng.below_mod(255 * (tw * th) as u64)),
             nms_radius: match case % 5 {
                 0 => Some((0, 0)),
-                1 => Some((rng.below(5) as u32, rng.below(5) as u32)),
+                1 => Some((rng.below_mod(5) as u32, rng.below_mod(5) as u32)),
                 _ => None,
             },
             threads: 1 + (case % 3) as usize,
@@ -666,14 +649,14 @@ fn find_matches_equals_naive_greedy_nms() {
 #[test]
 fn pruned_search_equals_exhaustive_on_large_templates() {
     // Large enough for Auto to prune; planted copies (some with transparent pixels), plus noise.
-    let mut rng = Rng(0x00AB_5E17);
+    let mut rng = Rng::xorshift64(0x00AB_5E17);
     for case in 0..8u64 {
         let channels = if case % 4 == 3 {
             Channels::Rgba8
         } else {
             Channels::R8
         };
-        let (tw, th) = (32 + rng.below(20) as u32, 32 + rng.below(20) as u32);
+        let (tw, th) = (32 + rng.below_mod(20) as u32, 32 + rng.below_mod(20) as u32);
         let mut image = random_image(&mut rng, 420, 300, channels);
         let tpl = random_template(
             &mut rng,
@@ -685,8 +668,8 @@ fn pruned_search_equals_exhaustive_on_large_templates() {
         plant(
             &mut image,
             &tpl,
-            17 + rng.below(200) as u32,
-            rng.below(200) as u32,
+            17 + rng.below_mod(200) as u32,
+            rng.below_mod(200) as u32,
         );
         if case % 2 == 1 {
             plant(&mut image, &tpl, 300, 240);
@@ -711,7 +694,7 @@ fn pruned_search_equals_exhaustive_on_large_templates() {
 /// must still give exactly the exhaustive answer.
 #[test]
 fn pruned_search_equals_exhaustive_on_near_copies() {
-    let mut rng = Rng(0x0E4C_0B1E);
+    let mut rng = Rng::xorshift64(0x0E4C_0B1E);
     for case in 0..8u64 {
         let size = [48, 64, 40, 33][case as usize % 4];
         let mut image = random_image(&mut rng, 640, 560, Channels::R8);
@@ -727,7 +710,7 @@ fn pruned_search_equals_exhaustive_on_near_copies() {
                 if t == 0 {
                     0
                 } else {
-                    let d = rng.below(2 * u64::from(noise) + 1) as i32 - i32::from(noise);
+                    let d = rng.below_mod(2 * u64::from(noise) + 1) as i32 - i32::from(noise);
                     (i32::from(t) + d).clamp(1, 255) as u8
                 }
             })
@@ -736,8 +719,8 @@ fn pruned_search_equals_exhaustive_on_near_copies() {
         plant(
             &mut image,
             &near,
-            30 + rng.below(500) as u32,
-            rng.below(400) as u32,
+            30 + rng.below_mod(500) as u32,
+            rng.below_mod(400) as u32,
         );
         plant(&mut image, &near, 5, 550 - size);
         for top_k in [1, 2, 4] {
@@ -772,7 +755,7 @@ fn flat_images_tie_everywhere_and_resolve_by_row_then_column() {
 
 #[test]
 fn top_zero_and_tight_max_sad_return_nothing() {
-    let mut rng = Rng(77);
+    let mut rng = Rng::xorshift64(77);
     let image = random_image(&mut rng, 50, 50, Channels::R8);
     let tpl = random_template(&mut rng, 5, 5, Channels::R8, 0);
     let none = MatchOptions {
@@ -798,7 +781,7 @@ fn temp_path(name: &str) -> std::path::PathBuf {
 
 #[test]
 fn png_round_trip_keeps_r8_and_rgba8_bytes() {
-    let mut rng = Rng(0x9E9);
+    let mut rng = Rng::xorshift64(0x9E9);
     let gray = random_image(&mut rng, 37, 21, Channels::R8);
     let rgba = random_image(&mut rng, 13, 9, Channels::Rgba8);
     let gpath = temp_path("gray.png");
@@ -835,7 +818,7 @@ fn template_loader_clears_fully_transparent_pixels() {
 
 #[test]
 fn heatmap_png_marks_the_best_match_white() {
-    let mut rng = Rng(0x4EA7);
+    let mut rng = Rng::xorshift64(0x4EA7);
     let mut image = random_image(&mut rng, 64, 48, Channels::R8);
     let tpl = random_template(&mut rng, 8, 8, Channels::R8, 0);
     plant(&mut image, &tpl, 20, 30);
@@ -891,7 +874,7 @@ fn broken_png_and_missing_file_give_typed_errors() {
 fn pruned_search_is_exact_with_wide_block_sums_and_sparse_masks() {
     // RGBA8 72×68: block sums exceed u16, so the bound runs in u32 lanes; a mask with holes
     // everywhere leaves no whole block, so the bound is 0 and only the exact scores decide.
-    let mut rng = Rng(0x0DDB_10C5);
+    let mut rng = Rng::xorshift64(0x0DDB_10C5);
     let mut image = random_image(&mut rng, 260, 150, Channels::Rgba8);
     let tpl = random_template(&mut rng, 72, 68, Channels::Rgba8, 0);
     plant(&mut image, &tpl, 101, 63);
@@ -934,12 +917,12 @@ fn pruned_search_is_exact_with_wide_block_sums_and_sparse_masks() {
 
 #[test]
 fn alpha_masking_equals_the_naive_loop_on_every_backend() {
-    let mut rng = Rng(0xA1FA_0017);
+    let mut rng = Rng::xorshift64(0xA1FA_0017);
     for case in 0..60u64 {
-        let w = 1 + rng.below(120) as u32;
-        let h = 1 + rng.below(20) as u32;
-        let tw = 1 + rng.below(w.min(40) as u64) as u32;
-        let th = 1 + rng.below(h as u64) as u32;
+        let w = 1 + rng.below_mod(120) as u32;
+        let h = 1 + rng.below_mod(20) as u32;
+        let tw = 1 + rng.below_mod(w.min(40) as u64) as u32;
+        let th = 1 + rng.below_mod(h as u64) as u32;
         let image = random_image(&mut rng, w, h, Channels::Rgba8);
         // Bytes 0 often (black, transparent), alpha 0 on some pixels with colour left in them.
         let mut tpl = random_template(
@@ -951,7 +934,7 @@ fn alpha_masking_equals_the_naive_loop_on_every_backend() {
         );
         let mut data = tpl.data().to_vec();
         for p in data.chunks_exact_mut(4) {
-            match rng.below(4) {
+            match rng.below_mod(4) {
                 0 => p[3] = 0,
                 1 => p[..3].fill(0),
                 _ => {}
@@ -1094,7 +1077,7 @@ fn alpha_masking_needs_an_rgba_template() {
 /// image, pruned and exhaustive top-k equal, every backend.
 #[test]
 fn alpha_masked_pruned_search_equals_exhaustive() {
-    let mut rng = Rng(0x5A17_0017);
+    let mut rng = Rng::xorshift64(0x5A17_0017);
     let (w, h, t) = (300u32, 260u32, 24u32);
     let mut image = random_image(&mut rng, w, h, Channels::Rgba8);
     let mut tpl = Vec::new();
@@ -1106,7 +1089,7 @@ fn alpha_masked_pruned_search_equals_exhaustive() {
         } else if d > 100 {
             [0, 0, 0, 255]
         } else {
-            let b = rng.bytes(3);
+            let b = rng.bytes_at(0, 3);
             [b[0], b[1], b[2], 255]
         };
         tpl.extend(px);

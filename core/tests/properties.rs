@@ -9,13 +9,8 @@ use penumbra_core::{
 };
 use proptest::prelude::*;
 
-const MODES: [AddressMode; 5] = [
-    AddressMode::Wrap,
-    AddressMode::Mirror,
-    AddressMode::Clamp,
-    AddressMode::Border,
-    AddressMode::MirrorOnce,
-];
+/// Every address mode (the index strategies below are `0..5`).
+const MODES: [AddressMode; 5] = AddressMode::ALL;
 
 fn texture(values: &[f32], size: u32) -> Texture {
     let desc = TextureDesc::new_2d(Format::R32Float, size, size)

@@ -2,8 +2,6 @@
 //! the full draw's bits, tiles not asked for are untouched, and an index refitted after
 //! instances move draws what a fresh full draw of the moved scene draws.
 
-mod support;
-
 use glam::camera::lh;
 use glam::{Mat4, Quat, Vec3};
 use penumbra_core::Format;
@@ -11,7 +9,7 @@ use penumbra_core::raster::{
     CullMode, DepthBias, DepthFunc, DepthTarget, Instance, InstanceIndex, Mesh, RasterState,
     TILE_SIZE, rasterize, rasterize_tiles,
 };
-use support::Rng;
+use penumbra_testkit::Rng;
 
 /// Cuboids, a ground of many small triangles and a few long slivers and huge triangles that
 /// cross many tiles and the camera plane.
@@ -40,20 +38,20 @@ fn scene(rng: &mut Rng) -> (Vec<Mesh>, Vec<Mat4>) {
         meshes.push(cube.clone());
         transforms.push(Mat4::from_scale_rotation_translation(
             Vec3::new(
-                rng.range(0.2, 2.0),
-                rng.range(0.2, 3.0),
-                rng.range(0.2, 2.0),
+                rng.f32_in(0.2, 2.0),
+                rng.f32_in(0.2, 3.0),
+                rng.f32_in(0.2, 2.0),
             ),
             Quat::from_euler(
                 glam::EulerRot::YXZ,
-                rng.range(0.0, 6.3),
-                rng.range(-0.5, 0.5),
+                rng.f32_in(0.0, 6.3),
+                rng.f32_in(-0.5, 0.5),
                 0.0,
             ),
             Vec3::new(
-                rng.range(-6.0, 6.0),
-                rng.range(0.0, 2.0),
-                rng.range(-6.0, 6.0),
+                rng.f32_in(-6.0, 6.0),
+                rng.f32_in(0.0, 2.0),
+                rng.f32_in(-6.0, 6.0),
             ),
         ));
     }
@@ -62,16 +60,16 @@ fn scene(rng: &mut Rng) -> (Vec<Mesh>, Vec<Mat4>) {
     let mut indices = Vec::new();
     for k in 0..8 {
         let a = Vec3::new(
-            rng.range(-30.0, 30.0),
-            rng.range(-2.0, 6.0),
-            rng.range(-30.0, 30.0),
+            rng.f32_in(-30.0, 30.0),
+            rng.f32_in(-2.0, 6.0),
+            rng.f32_in(-30.0, 30.0),
         );
         let b = Vec3::new(
-            rng.range(-30.0, 30.0),
-            rng.range(-2.0, 6.0),
-            rng.range(-30.0, 30.0),
+            rng.f32_in(-30.0, 30.0),
+            rng.f32_in(-2.0, 6.0),
+            rng.f32_in(-30.0, 30.0),
         );
-        let c = a + Vec3::new(rng.range(-0.1, 0.1), 0.05, rng.range(-0.1, 0.1));
+        let c = a + Vec3::new(rng.f32_in(-0.1, 0.1), 0.05, rng.f32_in(-0.1, 0.1));
         positions.extend_from_slice(&[a, b, c]);
         indices.extend_from_slice(&[3 * k, 3 * k + 1, 3 * k + 2]);
     }
@@ -91,13 +89,13 @@ fn scene(rng: &mut Rng) -> (Vec<Mesh>, Vec<Mat4>) {
 }
 
 fn views(rng: &mut Rng) -> Vec<(Mat4, &'static str)> {
-    let sun = Vec3::new(rng.range(-0.5, 0.5), -1.0, rng.range(-0.5, 0.5)).normalize();
+    let sun = Vec3::new(rng.f32_in(-0.5, 0.5), -1.0, rng.f32_in(-0.5, 0.5)).normalize();
     let ortho = lh::proj::directx::orthographic(-9.0, 9.0, -9.0, 9.0, -20.0, 20.0)
         * lh::view::look_to_mat4(Vec3::ZERO, sun, Vec3::Z);
     let eye = Vec3::new(
-        rng.range(-3.0, 3.0),
-        rng.range(1.0, 4.0),
-        rng.range(-3.0, 3.0),
+        rng.f32_in(-3.0, 3.0),
+        rng.f32_in(1.0, 4.0),
+        rng.f32_in(-3.0, 3.0),
     );
     let persp = lh::proj::directx::perspective(1.4, 1.0, 0.1, 40.0)
         * lh::view::look_at_mat4(eye, Vec3::new(0.0, 0.5, 0.0), Vec3::Y);
@@ -119,10 +117,10 @@ fn states(rng: &mut Rng) -> Vec<RasterState> {
     ] {
         out.push(RasterState {
             cull,
-            front_counter_clockwise: rng.next() < 0.5,
+            front_counter_clockwise: rng.f32_unit() < 0.5,
             depth_bias: DepthBias {
-                depth_bias: rng.below(50) as i32 - 10,
-                slope_scaled_depth_bias: rng.range(-1.0, 2.0),
+                depth_bias: rng.below_f32(50) as i32 - 10,
+                slope_scaled_depth_bias: rng.f32_in(-1.0, 2.0),
                 depth_bias_clamp: 0.0,
             },
             depth_clip: clip,
@@ -185,7 +183,7 @@ fn assert_tiles_match(
 
 #[test]
 fn every_tile_drawn_alone_holds_the_full_draws_bits() {
-    let mut rng = Rng(0x7117);
+    let mut rng = Rng::lcg64(0x7117);
     for round in 0..3 {
         let (meshes, transforms) = scene(&mut rng);
         let inst = instances(&meshes, &transforms);
@@ -210,8 +208,11 @@ fn every_tile_drawn_alone_holds_the_full_draws_bits() {
                     }
                     assert_tiles_match(&full, &tiled, &all, clear_for(&state), &what);
                     // A random subset on two threads.
-                    let some: Vec<(u32, u32)> =
-                        all.iter().copied().filter(|_| rng.next() < 0.4).collect();
+                    let some: Vec<(u32, u32)> = all
+                        .iter()
+                        .copied()
+                        .filter(|_| rng.f32_unit() < 0.4)
+                        .collect();
                     let mut part = target(size, format, &state);
                     rasterize_tiles(&mut part, vp, &inst, &index, &state, &some, 2);
                     assert_tiles_match(&full, &part, &some, clear_for(&state), &what);
@@ -223,7 +224,7 @@ fn every_tile_drawn_alone_holds_the_full_draws_bits() {
 
 #[test]
 fn a_refitted_index_draws_what_a_fresh_full_draw_of_the_moved_scene_draws() {
-    let mut rng = Rng(0xd00f);
+    let mut rng = Rng::lcg64(0xd00f);
     let (meshes, mut transforms) = scene(&mut rng);
     let inst = instances(&meshes, &transforms);
     let mut index = InstanceIndex::new(&inst);
@@ -233,12 +234,12 @@ fn a_refitted_index_draws_what_a_fresh_full_draw_of_the_moved_scene_draws() {
     for step in 0..20 {
         // Move a few instances, some far across the map, one out of it and back.
         for _ in 0..3 {
-            let k = 1 + rng.below(meshes.len() as u32 - 2) as usize;
+            let k = 1 + rng.below_f32(meshes.len() as u32 - 2) as usize;
             transforms[k] = Mat4::from_translation(Vec3::new(
-                rng.range(-8.0, 8.0),
-                rng.range(0.0, 3.0),
-                rng.range(-8.0, 8.0),
-            )) * Mat4::from_rotation_y(rng.range(0.0, 6.0));
+                rng.f32_in(-8.0, 8.0),
+                rng.f32_in(0.0, 3.0),
+                rng.f32_in(-8.0, 8.0),
+            )) * Mat4::from_rotation_y(rng.f32_in(0.0, 6.0));
             if step == 7 {
                 transforms[k] = Mat4::from_translation(Vec3::splat(1e4));
             }

@@ -3,8 +3,6 @@
 //! meshes, bit-for-bit agreement with a brute-force loop over every triangle (through the same
 //! public triangle test), degenerate input, inside tests, and moving occluders.
 
-mod support;
-
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -13,7 +11,7 @@ use penumbra_core::raster::{
     Instance, InstanceIndex, Mesh, RayHit, TriangleRay, ray_inverse, unit_direction,
 };
 use penumbra_core::shadow::{Lighting, Occluder, OccluderId};
-use support::Rng;
+use penumbra_testkit::{NON_FINITE_F32, Rng};
 
 const ALL: &dyn Fn(OccluderId) -> bool = &|_| true;
 
@@ -304,7 +302,7 @@ fn max_distance_cuts_off_and_filters_skip_occluders() {
 /// from inside, half from outside through the point into the solid, and checks that each hits
 /// at the aimed point.
 fn watertight(mesh: Mesh, transform: Mat4, rays: usize, seed: u64) {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::lcg64(seed);
     let mut lighting = Lighting::new();
     let (lo, hi) = mesh.bounds().expect("bounds");
     let centre = (lo + hi) * 0.5;
@@ -331,22 +329,22 @@ fn watertight(mesh: Mesh, transform: Mat4, rays: usize, seed: u64) {
                     + half
                         * 0.3
                         * Vec3::new(
-                            rng.range(-1.0, 1.0),
-                            rng.range(-1.0, 1.0),
-                            rng.range(-1.0, 1.0),
+                            rng.f32_in(-1.0, 1.0),
+                            rng.f32_in(-1.0, 1.0),
+                            rng.f32_in(-1.0, 1.0),
                         ),
                 None,
             )
         } else {
             // From outside, roughly along the line through the centre: it enters at the point.
             let out = centre
-                + (target - centre) * rng.range(2.0, 4.0)
+                + (target - centre) * rng.f32_in(2.0, 4.0)
                 + half
                     * 0.05
                     * Vec3::new(
-                        rng.range(-1.0, 1.0),
-                        rng.range(-1.0, 1.0),
-                        rng.range(-1.0, 1.0),
+                        rng.f32_in(-1.0, 1.0),
+                        rng.f32_in(-1.0, 1.0),
+                        rng.f32_in(-1.0, 1.0),
                     );
             (out, Some(target))
         };
@@ -484,15 +482,15 @@ fn random_scene(rng: &mut Rng) -> Lighting {
         } else {
             Mat4::from_scale_rotation_translation(
                 Vec3::new(
-                    rng.range(0.3, 3.0),
-                    rng.range(0.3, 3.0),
-                    rng.range(0.3, 3.0),
+                    rng.f32_in(0.3, 3.0),
+                    rng.f32_in(0.3, 3.0),
+                    rng.f32_in(0.3, 3.0),
                 ),
                 Quat::from_euler(
                     glam::EulerRot::YXZ,
-                    rng.range(0.0, 6.3),
-                    rng.range(-0.5, 0.5),
-                    rng.range(-0.5, 0.5),
+                    rng.f32_in(0.0, 6.3),
+                    rng.f32_in(-0.5, 0.5),
+                    rng.f32_in(-0.5, 0.5),
                 ),
                 rng.point(Vec3::new(-11.0, -0.5, -11.0), Vec3::new(11.0, 2.0, 11.0)),
             )
@@ -516,26 +514,26 @@ fn random_rays(rng: &mut Rng, lighting: &Lighting, count: usize) -> Vec<(Vec3, V
                 // triangle round it, in several leaves; the smallest index must win.
                 let ground = occluders[0];
                 let p = ground.mesh.positions();
-                origin = p[rng.below(p.len() as u32) as usize];
+                origin = p[rng.below_f32(p.len() as u32) as usize];
             }
             let direction = if k % 3 == 0 {
-                let o = occluders[rng.below(occluders.len() as u32) as usize];
+                let o = occluders[rng.below_f32(occluders.len() as u32) as usize];
                 let (p, idx) = (o.mesh.positions(), o.mesh.indices());
-                let t = rng.below(idx.len() as u32 / 3) as usize;
+                let t = rng.below_f32(idx.len() as u32 / 3) as usize;
                 let (a, b) = (p[idx[3 * t] as usize], p[idx[3 * t + 1] as usize]);
-                let s = if k % 2 == 0 { 0.0 } else { rng.next() };
+                let s = if k % 2 == 0 { 0.0 } else { rng.f32_unit() };
                 o.transform.transform_point3(a + (b - a) * s) - origin
             } else {
                 Vec3::new(
-                    rng.range(-1.0, 1.0),
-                    rng.range(-1.0, 1.0),
-                    rng.range(-1.0, 1.0),
-                ) * rng.range(0.1, 10.0)
+                    rng.f32_in(-1.0, 1.0),
+                    rng.f32_in(-1.0, 1.0),
+                    rng.f32_in(-1.0, 1.0),
+                ) * rng.f32_in(0.1, 10.0)
             };
             let max = if k % 4 == 0 {
                 f32::INFINITY
             } else {
-                rng.range(0.0, 40.0)
+                rng.f32_in(0.0, 40.0)
             };
             (origin, direction, max)
         })
@@ -544,12 +542,12 @@ fn random_rays(rng: &mut Rng, lighting: &Lighting, count: usize) -> Vec<(Vec3, V
 
 #[test]
 fn random_rays_agree_bit_for_bit_with_brute_force() {
-    let mut rng = Rng(0x5ca1e);
+    let mut rng = Rng::lcg64(0x5ca1e);
     for scene in 0..3 {
         let lighting = random_scene(&mut rng);
         let rays = random_rays(&mut rng, &lighting, 3000);
         let ids: Vec<OccluderId> = lighting.occluders().map(|(id, _)| id).collect();
-        let excluded = ids[rng.below(ids.len() as u32) as usize];
+        let excluded = ids[rng.below_f32(ids.len() as u32) as usize];
         let some = move |id: OccluderId| id != excluded && id.0 % 5 != 2;
         let mut hits = 0;
         for (k, &(o, d, max)) in rays.iter().enumerate() {
@@ -568,7 +566,7 @@ fn random_rays_agree_bit_for_bit_with_brute_force() {
 
 #[test]
 fn raycast_many_gives_the_bits_of_raycast() {
-    let mut rng = Rng(0xba7c);
+    let mut rng = Rng::lcg64(0xba7c);
     let lighting = random_scene(&mut rng);
     let rays = random_rays(&mut rng, &lighting, 2000);
     let pairs: Vec<(Vec3, Vec3)> = rays.iter().map(|&(o, d, _)| (o, d)).collect();
@@ -630,8 +628,7 @@ fn degenerate_input_never_panics_and_misses() {
     .expect("valid indices");
     lighting.add_occluder(Occluder::mesh(Arc::new(broken), Mat4::IDENTITY));
     lighting.add_occluder(Occluder::mesh(Arc::new(Mesh::default()), Mat4::IDENTITY));
-    let bad = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY];
-    for &x in &bad {
+    for x in NON_FINITE_F32 {
         for v in [
             Vec3::new(x, 0.0, 0.0),
             Vec3::new(0.0, x, 0.0),
@@ -664,7 +661,7 @@ fn degenerate_input_never_panics_and_misses() {
     }
     // Only the healthy box is ever hit (the projective one would sit at z = 2.5 round the
     // axis, the flat one is inside the healthy one).
-    let mut rng = Rng(7);
+    let mut rng = Rng::lcg64(7);
     for _ in 0..2000 {
         let o = rng.point(Vec3::splat(-6.0), Vec3::splat(6.0));
         let d = rng.point(Vec3::splat(-1.0), Vec3::splat(1.0));
@@ -718,7 +715,7 @@ fn is_inside_boxes_rotated_boxes_and_spheres() {
     assert_eq!(lighting.is_inside(Vec3::new(0.99, -0.99, 0.5)), Some(a));
     assert_eq!(lighting.is_inside(Vec3::new(1.01, 0.0, 0.0)), None);
     assert_eq!(lighting.is_inside(Vec3::new(0.0, 3.0, 0.0)), None);
-    let mut rng = Rng(11);
+    let mut rng = Rng::lcg64(11);
     for _ in 0..3000 {
         // The rotated box: in its own coordinates inside iff every |q| < 1.
         let q = rng.point(Vec3::splat(-1.3), Vec3::splat(1.3));
@@ -729,7 +726,7 @@ fn is_inside_boxes_rotated_boxes_and_spheres() {
         }
         // The sphere (radius 2 round (0, 0, 8)): its polyhedron lies between radius 1.99 and 2.
         let dir = unit_direction(rng.point(Vec3::splat(-1.0), Vec3::splat(1.0))).unwrap_or(Vec3::X);
-        let r = rng.range(0.0, 2.6);
+        let r = rng.f32_in(0.0, 2.6);
         let p = Vec3::new(0.0, 0.0, 8.0) + dir * r;
         if r < 1.98 {
             assert_eq!(lighting.is_inside(p), Some(c), "r = {r}");
@@ -813,7 +810,7 @@ fn rays_see_an_occluder_where_set_occluder_moved_it() {
 
 #[test]
 fn the_raster_level_cast_agrees_with_the_lighting() {
-    let mut rng = Rng(0xabc);
+    let mut rng = Rng::lcg64(0xabc);
     let lighting = random_scene(&mut rng);
     let occluders: Vec<Occluder> = lighting.occluders().map(|(_, o)| o.clone()).collect();
     let instances: Vec<Instance> = occluders

@@ -3,20 +3,7 @@
 use glam::Vec3;
 use penumbra_core::Format;
 use penumbra_core::shadow::{Aabb, Light, Occluder, PcfKernel, Scene, ShadowMap, Viewer, exposure};
-
-/// A tiny deterministic generator.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32
-    }
-    fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * self.next()
-    }
-}
+use penumbra_testkit::Rng;
 
 /// Slab test: does the segment from `a` to `b` (excluding its ends) hit the box?
 fn segment_hits(a: Vec3, b: Vec3, bx: &Aabb) -> bool {
@@ -48,7 +35,7 @@ struct BoxScene {
 }
 
 fn random_boxes(seed: u64, count: usize) -> BoxScene {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::xorshift64(seed);
     let mut scene = Scene::default();
     let mut boxes = Vec::new();
     let floor = Aabb {
@@ -57,14 +44,14 @@ fn random_boxes(seed: u64, count: usize) -> BoxScene {
     };
     scene.add(Occluder::cuboid(floor.min, floor.max));
     for _ in 0..count {
-        let c = Vec3::new(rng.range(-15.0, 15.0), 0.0, rng.range(-15.0, 15.0));
+        let c = Vec3::new(rng.f32_in(-15.0, 15.0), 0.0, rng.f32_in(-15.0, 15.0));
         let h = Vec3::new(
-            rng.range(0.3, 2.0),
-            rng.range(0.5, 4.0),
-            rng.range(0.3, 2.0),
+            rng.f32_in(0.3, 2.0),
+            rng.f32_in(0.5, 4.0),
+            rng.f32_in(0.3, 2.0),
         );
         let b = Aabb {
-            min: Vec3::new(c.x - h.x, rng.range(0.0, 2.0), c.z - h.z),
+            min: Vec3::new(c.x - h.x, rng.f32_in(0.0, 2.0), c.z - h.z),
             max: Vec3::new(c.x + h.x, h.y + 2.0, c.z + h.z),
         };
         scene.add(Occluder::cuboid(b.min, b.max));
@@ -88,14 +75,14 @@ fn agreement(
     seed: u64,
 ) -> (usize, usize) {
     let map = light.render(&bs.scene).unwrap();
-    let mut rng = Rng(seed);
+    let mut rng = Rng::xorshift64(seed);
     let (mut agree, mut total) = (0, 0);
     for _ in 0..6000 {
-        let on_floor = rng.next() < 0.5;
+        let on_floor = rng.f32_unit() < 0.5;
         let p = Vec3::new(
-            rng.range(-14.0, 14.0),
-            if on_floor { 0.0 } else { rng.range(0.1, 6.0) },
-            rng.range(-14.0, 14.0),
+            rng.f32_in(-14.0, 14.0),
+            if on_floor { 0.0 } else { rng.f32_in(0.1, 6.0) },
+            rng.f32_in(-14.0, 14.0),
         );
         if bs.boxes.iter().any(|b| {
             p.cmpge(b.min - Vec3::splat(0.05)).all() && p.cmple(b.max + Vec3::splat(0.05)).all()
@@ -338,15 +325,15 @@ fn batched_lit_fractions_equal_the_scalar_query_bit_for_bit() {
             .with_resolution(32)
             .with_format(Format::D16Unorm),
     ];
-    let mut rng = Rng(99);
+    let mut rng = Rng::xorshift64(99);
     let mut points: Vec<Vec3> = (0..300)
         .map(|i| match i % 10 {
             0 => Vec3::NAN,
             1 => Vec3::new(1e30, 0.0, 0.0),
             _ => Vec3::new(
-                rng.range(-30.0, 30.0),
-                rng.range(-1.0, 8.0),
-                rng.range(-30.0, 30.0),
+                rng.f32_in(-30.0, 30.0),
+                rng.f32_in(-1.0, 8.0),
+                rng.f32_in(-30.0, 30.0),
             ),
         })
         .collect();
@@ -356,20 +343,20 @@ fn batched_lit_fractions_equal_the_scalar_query_bit_for_bit() {
         points.push(centre + Vec3::new(1e-40, 0.0, 0.0));
         for _ in 0..100 {
             let signs = Vec3::new(
-                rng.range(-1.0, 1.0),
-                rng.range(-1.0, 1.0),
-                rng.range(-1.0, 1.0),
+                rng.f32_in(-1.0, 1.0),
+                rng.f32_in(-1.0, 1.0),
+                rng.f32_in(-1.0, 1.0),
             )
             .signum();
             let near_diagonal = signs
                 + Vec3::new(
-                    rng.range(-0.1, 0.1),
-                    rng.range(-0.1, 0.1),
-                    rng.range(-0.1, 0.1),
+                    rng.f32_in(-0.1, 0.1),
+                    rng.f32_in(-0.1, 0.1),
+                    rng.f32_in(-0.1, 0.1),
                 );
             let mut along_edge = near_diagonal;
-            along_edge[(rng.range(0.0, 2.99)) as usize] *= rng.range(0.0, 1.0);
-            let r = rng.range(0.5, 4.0);
+            along_edge[(rng.f32_in(0.0, 2.99)) as usize] *= rng.f32_in(0.0, 1.0);
+            let r = rng.f32_in(0.5, 4.0);
             points.push(centre + near_diagonal * r);
             points.push(centre + along_edge * r);
         }

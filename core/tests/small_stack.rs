@@ -99,7 +99,7 @@ fn template_search_runs_on_a_small_stack_on_every_backend() {
     on_small_stack("msad4", || {
         let (w, h) = (300u32, 200u32);
         let image: Vec<u8> = (0..u64::from(w * h))
-            .map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8)
+            .map(penumbra_testkit::noise_byte)
             .collect();
         let image = Image::new(w, h, Channels::R8, image).unwrap();
         let mut tpl = Vec::new();

@@ -5,8 +5,6 @@
 //! lights, CLAMP, BORDER and WRAP samplers, D32 and D16, map sizes that end in part-tiles, points
 //! at map borders, cube edges and cascade edges. A static scene draws no tile twice.
 
-mod support;
-
 use std::sync::Arc;
 
 use glam::{Mat4, Vec3};
@@ -15,17 +13,17 @@ use penumbra_core::shadow::{
     DepthConvention, Light, LightId, Lighting, Normals, Occluder, OccluderId, PcfKernel, ShadowMap,
 };
 use penumbra_core::{AddressMode, Format};
-use support::Rng;
+use penumbra_testkit::Rng;
 
 fn crate_at(rng: &mut Rng, mesh: &Arc<Mesh>) -> Occluder {
     Occluder::mesh(
         Arc::clone(mesh),
         Mat4::from_translation(rng.point(Vec3::new(-9.0, 0.0, -9.0), Vec3::new(9.0, 2.0, 9.0)))
-            * Mat4::from_rotation_y(rng.range(0.0, 6.3))
+            * Mat4::from_rotation_y(rng.f32_in(0.0, 6.3))
             * Mat4::from_scale(Vec3::new(
-                rng.range(0.3, 2.0),
-                rng.range(0.3, 3.0),
-                rng.range(0.3, 2.0),
+                rng.f32_in(0.3, 2.0),
+                rng.f32_in(0.3, 3.0),
+                rng.f32_in(0.3, 2.0),
             )),
     )
 }
@@ -89,9 +87,9 @@ fn queries(rng: &mut Rng, n: usize) -> (Vec<Vec3>, Vec<Vec3>) {
         let p = match k % 4 {
             // Near the ground's edge (the directional maps' borders).
             0 => Vec3::new(
-                if rng.next() < 0.5 { -11.9 } else { 11.9 } + rng.range(-0.3, 0.3),
-                rng.range(-0.5, 0.5),
-                rng.range(-12.0, 12.0),
+                if rng.f32_unit() < 0.5 { -11.9 } else { 11.9 } + rng.f32_in(-0.3, 0.3),
+                rng.f32_in(-0.5, 0.5),
+                rng.f32_in(-12.0, 12.0),
             ),
             _ => rng.point(Vec3::new(-12.0, -0.5, -12.0), Vec3::new(12.0, 4.0, 12.0)),
         };
@@ -169,7 +167,7 @@ fn level(rng: &mut Rng) -> (Lighting, Vec<OccluderId>, Arc<Mesh>) {
 
 #[test]
 fn tiled_answers_equal_fresh_whole_maps_through_random_moves() {
-    let mut rng = Rng(0x5eed_7175);
+    let mut rng = Rng::lcg64(0x5eed_7175);
     let (mut lighting, mut crates, cube) = level(&mut rng);
     let ids: Vec<LightId> = lights(&mut rng)
         .into_iter()
@@ -182,7 +180,7 @@ fn tiled_answers_equal_fresh_whole_maps_through_random_moves() {
     for step in 0..12 {
         // Move some crates (replace), sometimes add or remove one.
         for _ in 0..3 {
-            let k = (rng.next() * crates.len() as f32) as usize % crates.len();
+            let k = (rng.f32_unit() * crates.len() as f32) as usize % crates.len();
             lighting.set_occluder(crates[k], crate_at(&mut rng, &cube));
         }
         if step % 4 == 1 {
@@ -210,7 +208,7 @@ fn tiled_answers_equal_fresh_whole_maps_through_random_moves() {
 
 #[test]
 fn a_static_scene_draws_no_tile_twice_and_a_move_redraws_only_near_it() {
-    let mut rng = Rng(0xface);
+    let mut rng = Rng::lcg64(0xface);
     let (mut lighting, crates, cube) = level(&mut rng);
     let sun = lighting.add_light(
         Light::directional(Vec3::new(0.2, -1.0, 0.1), 1.0)
@@ -263,7 +261,7 @@ fn a_static_scene_draws_no_tile_twice_and_a_move_redraws_only_near_it() {
 /// it did not ask for would read an undrawn tile (and differ from the whole map).
 #[test]
 fn sparse_queries_on_big_maps_read_only_tiles_they_drew() {
-    let mut rng = Rng(0xb16);
+    let mut rng = Rng::lcg64(0xb16);
     let mut shadowed = vec![false; 6];
     for round in 0..6 {
         let (mut lighting, _, _) = level(&mut rng);
@@ -284,14 +282,14 @@ fn sparse_queries_on_big_maps_read_only_tiles_they_drew() {
         let centre = Vec3::new(0.5, 3.0, 0.5);
         for _ in 0..12 {
             let mut d = Vec3::new(1.0, 1.0, 1.0);
-            let keep = (rng.next() * 3.0) as usize % 3;
-            d[keep] = rng.range(-1.0, 1.0);
+            let keep = (rng.f32_unit() * 3.0) as usize % 3;
+            d[keep] = rng.f32_in(-1.0, 1.0);
             let d = d * Vec3::new(
-                if rng.next() < 0.5 { -1.0 } else { 1.0 },
+                if rng.f32_unit() < 0.5 { -1.0 } else { 1.0 },
                 -1.0,
-                if rng.next() < 0.5 { -1.0 } else { 1.0 },
+                if rng.f32_unit() < 0.5 { -1.0 } else { 1.0 },
             );
-            pts.push(centre + d.normalize() * rng.range(2.0, 4.0));
+            pts.push(centre + d.normalize() * rng.f32_in(2.0, 4.0));
             normals.push(Vec3::ZERO);
         }
         let s = check(&lighting, &ids, &pts, &normals, &format!("round {round}"));
@@ -310,7 +308,7 @@ fn sparse_queries_on_big_maps_read_only_tiles_they_drew() {
 /// whole — 2D slices, cascades and cube directions, near edges and past them.
 #[test]
 fn compare_many_equals_single_compares_on_whole_maps() {
-    let mut rng = Rng(0xc0e);
+    let mut rng = Rng::lcg64(0xc0e);
     let (mut lighting, _, _) = level(&mut rng);
     let ids: Vec<LightId> = lights(&mut rng)
         .into_iter()
@@ -330,9 +328,9 @@ fn compare_many_equals_single_compares_on_whole_maps() {
                     rng.point(Vec3::splat(-1.0), Vec3::splat(1.0))
                 } else {
                     Vec3::new(
-                        rng.range(-0.05, 1.05),
-                        rng.range(-0.05, 1.05),
-                        (rng.next() * slices).floor(),
+                        rng.f32_in(-0.05, 1.05),
+                        rng.f32_in(-0.05, 1.05),
+                        (rng.f32_unit() * slices).floor(),
                     )
                 }
             })

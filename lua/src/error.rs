@@ -1,8 +1,12 @@
 //! The crate's errors: [`LuaSetupError`] when a runtime cannot be built, [`ScriptError`] when a
-//! script fails, and the internal [`ApiError`] an API function raises into Lua.
+//! script fails, and the internal [`ApiError`] an API function raises into Lua — located at the
+//! calling script line ([`located_error`], [`caller_location`]) and naming the values it got
+//! ([`describe`]).
 
 use std::fmt;
 use std::path::PathBuf;
+
+use mlua::{Lua, Value};
 
 /// Why a [`Runtime`](crate::Runtime) could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -182,6 +186,86 @@ impl fmt::Display for ApiError {
 }
 
 impl std::error::Error for ApiError {}
+
+/// An error raised into Lua at the calling script line.
+pub(crate) fn located_error(lua: &Lua, kind: ScriptErrorKind, message: String) -> mlua::Error {
+    let (file, line) = caller_location(lua).unzip();
+    mlua::Error::external(ApiError {
+        kind,
+        file,
+        line,
+        message,
+    })
+}
+
+/// The first Lua line on the stack (the script line that called into Rust, or the line an
+/// interrupt stopped at).
+pub(crate) fn caller_location(lua: &Lua) -> Option<(String, u32)> {
+    for level in 0..32 {
+        let found = lua.inspect_stack(level, |debug| {
+            let line = debug.current_line()?;
+            let source = debug.source();
+            if is_internal_chunk(source.source.as_deref()) {
+                return None;
+            }
+            // The full chunk name: `short_src` is cut to 60 bytes by Lua 5.4.
+            let file = match source.source.as_deref().and_then(|s| s.strip_prefix('@')) {
+                Some(file) => file.to_owned(),
+                None => source.short_src?.into_owned(),
+            };
+            Some((file, u32::try_from(line).unwrap_or(u32::MAX)))
+        })?;
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
+}
+
+/// The chunk name (`@scripts/a.luau`) of the first Lua function on the stack.
+pub(crate) fn caller_chunk(lua: &Lua) -> Option<String> {
+    for level in 0..32 {
+        let found = lua.inspect_stack(level, |debug| {
+            debug.current_line()?;
+            let source = debug.source().source?.into_owned();
+            (!is_internal_chunk(Some(&source))).then_some(source)
+        })?;
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
+}
+
+/// Chunks that are not the script's: the sandbox's own Lua code and mlua's generated
+/// `__index`/`__newindex` dispatchers (through which the did-you-mean errors are raised).
+fn is_internal_chunk(source: Option<&str>) -> bool {
+    source.is_some_and(|s| s == crate::sandbox::SANDBOX_CHUNK || s.starts_with("=__mlua"))
+}
+
+/// How a value is named in messages: `nil`, `a number`, `a Texture`, `an Eye`, ...
+pub(crate) fn describe(v: &Value) -> String {
+    match v {
+        Value::Nil => "nil".into(),
+        Value::Boolean(b) => format!("the boolean {b}"),
+        Value::Integer(i) => format!("the number {i}"),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(s) => match s.to_str() {
+            Ok(s) if s.len() <= 40 => format!("the string {:?}", &*s),
+            _ => "a string".into(),
+        },
+        Value::Table(_) => "a table".into(),
+        Value::Function(_) => "a function".into(),
+        Value::UserData(ud) => match crate::api::type_name(ud) {
+            Some(name) if name.starts_with(['A', 'E', 'I', 'O', 'U']) => format!("an {name}"),
+            Some(name) => format!("a {name}"),
+            None => "a userdata".into(),
+        },
+        #[cfg(feature = "luau")]
+        Value::Vector(_) => "a vector".into(),
+        other => format!("a {}", other.type_name()),
+    }
+}
 
 /// `256 MB`, or the byte count when it is not a whole number of megabytes.
 pub(crate) fn megabytes(bytes: usize) -> String {

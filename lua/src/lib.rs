@@ -45,9 +45,9 @@ compile_error!(
 );
 
 mod api;
+mod context;
+pub mod embed;
 mod error;
-mod host;
-pub mod host_api;
 mod paths;
 pub mod pictures;
 mod profile;

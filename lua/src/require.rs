@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 
 use mlua::{Function, Lua, Table, Value};
 
-use crate::api::{Call, caller_chunk, function};
-use crate::host::Host;
+use crate::api::{Call, FunctionName, function};
+use crate::context::ScriptContext;
+use crate::error::caller_chunk;
 use crate::paths;
 
 /// Registry key of the table of loaded modules (canonical path → result).
@@ -20,7 +21,7 @@ const LOADED: &str = "penumbra_lua.loaded";
 /// The `require` function for `lua`.
 pub(crate) fn require_function(lua: &Lua) -> mlua::Result<Function> {
     lua.set_named_registry_value(LOADED, lua.create_table()?)?;
-    function(lua, "require", |call| {
+    function(lua, FunctionName::plain("require"), |call| {
         let name = call.string(0, "name")?;
         require(call, &name)
     })
@@ -28,15 +29,15 @@ pub(crate) fn require_function(lua: &Lua) -> mlua::Result<Function> {
 
 fn require(call: &Call<'_>, name: &str) -> mlua::Result<Value> {
     let lua = call.lua;
-    let host = Host::of(lua);
-    let root = host
+    let context = ScriptContext::of(lua);
+    let root = context
         .root
         .as_ref()
         .ok_or_else(|| call.error("this Lua state has no script root to load modules from"))?;
     let rel = paths::relative(name).map_err(|e| call.error(format!("name: {e}")))?;
     let root_dir = root.canonical().map_err(|e| call.error(e))?;
     let base = caller_chunk(lua)
-        .and_then(|chunk| host.chunk_dirs.borrow().get(&chunk).cloned())
+        .and_then(|chunk| context.chunk_dirs.borrow().get(&chunk).cloned())
         .unwrap_or(root_dir);
     let candidates: Vec<PathBuf> = if name.ends_with(".luau") || name.ends_with(".lua") {
         vec![rel.clone()]
@@ -74,7 +75,7 @@ fn require(call: &Call<'_>, name: &str) -> mlua::Result<Value> {
         .map_err(|e| call.error(format!("name: {e}")))?;
 
     // Noted even when cached: the requiring script depends on it all the same.
-    host.note_read(&path);
+    context.note_read(&path);
     let key = path.to_string_lossy().into_owned();
     let loaded: Table = lua.named_registry_value(LOADED)?;
     let cached: Value = loaded.raw_get(key.as_str())?;
@@ -82,19 +83,20 @@ fn require(call: &Call<'_>, name: &str) -> mlua::Result<Value> {
         return Ok(cached);
     }
     let shown = root.show(&path).display().to_string();
-    if !host.loading.borrow_mut().insert(path.clone()) {
+    if !context.loading.borrow_mut().insert(path.clone()) {
         return Err(call.error(format!(
             "circular require: {shown} is still loading when it is required again"
         )));
     }
     let chunk = format!("@{shown}");
     if let Some(dir) = path.parent() {
-        host.chunk_dirs
+        context
+            .chunk_dirs
             .borrow_mut()
             .insert(chunk.clone(), dir.to_path_buf());
     }
     let result = load_module(call, &path, &chunk, &shown);
-    host.loading.borrow_mut().remove(&path);
+    context.loading.borrow_mut().remove(&path);
     let value = match result? {
         Value::Nil => Value::Boolean(true),
         v => v,
@@ -105,7 +107,7 @@ fn require(call: &Call<'_>, name: &str) -> mlua::Result<Value> {
 
 /// Reads, compiles and runs one module file.
 fn load_module(call: &Call<'_>, path: &Path, chunk: &str, shown: &str) -> mlua::Result<Value> {
-    let source = crate::runtime::read_source(path, Host::of(call.lua).max_source_bytes())
+    let source = crate::runtime::read_source(path, ScriptContext::of(call.lua).max_source_bytes())
         .map_err(|e| call.error(format!("{shown}: {e}")))?;
     crate::runtime::compile(call.lua, &source, chunk, false, |e| {
         call.error(format!("{shown}: {e}"))

@@ -8,8 +8,8 @@ use std::time::Duration;
 use mlua::chunk::ChunkMode;
 use mlua::{FromLuaMulti, Lua};
 
+use crate::context::ScriptContext;
 use crate::error::{LuaSetupError, ScriptError, ScriptErrorKind, megabytes};
-use crate::host::Host;
 use crate::paths::Jail;
 use crate::{profile, sandbox};
 
@@ -80,7 +80,7 @@ impl RuntimeOptions {
 /// Runs share one state: globals a script sets are seen by the next run.
 pub struct Runtime {
     lua: Lua,
-    host: Rc<Host>,
+    context: Rc<ScriptContext>,
     options: RuntimeOptions,
 }
 
@@ -112,9 +112,9 @@ impl Runtime {
             }
         })?;
         let out = options.out_dir.clone().map(Jail::created_on_write);
-        let host = Rc::new(Host::new(Some(root), out, options.max_memory));
+        let context = Rc::new(ScriptContext::new(Some(root), out, options.max_memory));
         let lua = sandbox::new_lua().map_err(setup)?;
-        lua.set_app_data(Rc::clone(&host));
+        lua.set_app_data(Rc::clone(&context));
         sandbox::prune_globals(&lua).map_err(setup)?;
         sandbox::install_print(&lua).map_err(setup)?;
         let globals = lua.globals();
@@ -128,8 +128,8 @@ impl Runtime {
             )
             .map_err(setup)?;
         crate::api::names::strict_globals(&lua).map_err(setup)?;
-        sandbox::install_deadline(&lua, Rc::clone(&host)).map_err(setup)?;
-        sandbox::guard_protected_calls(&lua, Rc::clone(&host)).map_err(setup)?;
+        sandbox::install_deadline(&lua, Rc::clone(&context)).map_err(setup)?;
+        sandbox::guard_protected_calls(&lua, Rc::clone(&context)).map_err(setup)?;
         #[cfg(feature = "luau")]
         lua.sandbox(true).map_err(setup)?;
         let used = lua.used_memory();
@@ -140,7 +140,11 @@ impl Runtime {
             )));
         }
         lua.set_memory_limit(options.max_memory).map_err(setup)?;
-        Ok(Self { lua, host, options })
+        Ok(Self {
+            lua,
+            context,
+            options,
+        })
     }
 
     /// Runs the script file at `path` (relative to the working folder; it must lie under the
@@ -157,7 +161,7 @@ impl Runtime {
         let canonical = path
             .canonicalize()
             .map_err(|e| ScriptError::io(&shown, format!("cannot read the script: {e}")))?;
-        if let Some(root) = &self.host.root {
+        if let Some(root) = &self.context.root {
             root.check_inside(&canonical, path).map_err(|_| {
                 ScriptError::io(
                     &shown,
@@ -168,22 +172,22 @@ impl Runtime {
                 )
             })?;
         }
-        self.host.note_read(&canonical);
-        let source = read_source(&canonical, self.host.max_source_bytes())
+        self.context.note_read(&canonical);
+        let source = read_source(&canonical, self.context.max_source_bytes())
             .map_err(|e| ScriptError::io(&shown, format!("cannot read the script: {e}")))?;
         let chunk = format!("@{shown}");
         if let Some(dir) = canonical.parent() {
-            self.host
+            self.context
                 .chunk_dirs
                 .borrow_mut()
                 .insert(chunk.clone(), dir.to_path_buf());
         }
         // The main script counts as loading: `require` of itself is a circular require, not a
         // second run.
-        let fresh = self.host.loading.borrow_mut().insert(canonical.clone());
+        let fresh = self.context.loading.borrow_mut().insert(canonical.clone());
         let result = self.execute::<R>(&source, &chunk, &shown);
         if fresh {
-            self.host.loading.borrow_mut().remove(&canonical);
+            self.context.loading.borrow_mut().remove(&canonical);
         }
         result
     }
@@ -212,7 +216,7 @@ impl Runtime {
     /// [`Runtime::set_print_warnings`] turned that off.
     #[must_use]
     pub fn warnings(&self) -> Vec<String> {
-        crate::host::Host::of(&self.lua).warnings()
+        crate::context::ScriptContext::of(&self.lua).warnings()
     }
 
     /// Every file scripts run here read so far — scripts, `require`d modules, images, OBJ and
@@ -220,7 +224,7 @@ impl Runtime {
     /// `penumbra run --watch` watches.
     #[must_use]
     pub fn files_read(&self) -> Vec<PathBuf> {
-        self.host.files_read()
+        self.context.files_read()
     }
 
     /// Forgets the cached results of the `require`d modules at `paths` (canonical, as
@@ -232,7 +236,9 @@ impl Runtime {
 
     /// Whether warnings are written to standard error as they happen (default on).
     pub fn set_print_warnings(&self, on: bool) {
-        crate::host::Host::of(&self.lua).print_warnings.set(on);
+        crate::context::ScriptContext::of(&self.lua)
+            .print_warnings
+            .set(on);
     }
 
     /// The options the runtime was built with.
@@ -288,9 +294,9 @@ impl Runtime {
         shown: &str,
         f: impl FnOnce() -> mlua::Result<R>,
     ) -> Result<R, ScriptError> {
-        self.host.start_run(self.options.timeout);
+        self.context.start_run(self.options.timeout);
         let result = catch_unwind(AssertUnwindSafe(f));
-        let timed_out = self.host.end_run();
+        let timed_out = self.context.end_run();
         match result {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(e)) => {
@@ -321,7 +327,7 @@ impl Runtime {
             return;
         };
         let full = self
-            .host
+            .context
             .chunk_dirs
             .borrow()
             .keys()
@@ -335,7 +341,7 @@ impl Runtime {
 }
 
 /// Compiles a chunk as the sandbox allows: its source checked first (size, NUL bytes; see
-/// [`crate::host::check_source`], whose message goes through `refused`) and the compiler's
+/// [`crate::context::check_source`], whose message goes through `refused`) and the compiler's
 /// memory charged to the budget only while it runs. With `expression_first`, a source that is
 /// an expression compiles to a function returning its value, as `Chunk::eval` does.
 pub(crate) fn compile(
@@ -345,7 +351,7 @@ pub(crate) fn compile(
     expression_first: bool,
     refused: impl FnOnce(String) -> mlua::Error,
 ) -> mlua::Result<mlua::Function> {
-    let compiling = crate::host::check_source(lua, source.as_bytes()).map_err(refused)?;
+    let compiling = crate::context::check_source(lua, source.as_bytes()).map_err(refused)?;
     let load = |text: &str| {
         lua.load(text)
             .set_name(chunk)
@@ -358,7 +364,7 @@ pub(crate) fn compile(
         load(source)?
     };
     drop(compiling);
-    Host::of(lua).textures.rebalance(lua);
+    ScriptContext::of(lua).textures.rebalance(lua);
     Ok(function)
 }
 
@@ -373,7 +379,7 @@ pub(crate) fn read_source(path: &Path, max_bytes: usize) -> Result<String, Strin
                 "the file has {size} bytes, more than the {max_bytes} a chunk may have under the \
                  memory limit (the compiler needs about {}× the source; split the script, keep \
                  data in files, or raise the limit)",
-                crate::host::COMPILE_BYTES_PER_SOURCE_BYTE
+                crate::context::COMPILE_BYTES_PER_SOURCE_BYTE
             )
         } else {
             e.to_string()

@@ -5,9 +5,9 @@ use std::rc::Rc;
 
 use mlua::{Lua, LuaOptions, StdLib, Table, Value, VmState};
 
-use crate::host::Host;
+use crate::context::ScriptContext;
 #[cfg(feature = "lua54")]
-use crate::{api::located_error, error::ScriptErrorKind};
+use crate::error::{ScriptErrorKind, located_error};
 
 /// Globals scripts never get: code loading from strings or files (`require` is replaced by the
 /// jailed one).
@@ -69,7 +69,7 @@ pub(crate) fn install_print(lua: &Lua) -> mlua::Result<()> {
                 } else {
                     crate::error::ScriptErrorKind::Output
                 };
-                crate::api::located_error(
+                crate::error::located_error(
                     lua,
                     kind,
                     format!("print: cannot write to standard output: {e}"),
@@ -158,9 +158,9 @@ pub(crate) const SANDBOX_CHUNK: &str = "=penumbra sandbox";
 /// once the deadline has passed, every protected call re-raises the timeout when it returns.
 /// (Lua 5.4's count hook may keep firing inside the protected function, and every error it
 /// raises there would otherwise be caught.)
-pub(crate) fn guard_protected_calls(lua: &Lua, host: Rc<Host>) -> mlua::Result<()> {
+pub(crate) fn guard_protected_calls(lua: &Lua, context: Rc<ScriptContext>) -> mlua::Result<()> {
     let globals = lua.globals();
-    let check = lua.create_function(move |lua, ()| host.check_timed_out(lua))?;
+    let check = lua.create_function(move |lua, ()| context.check_timed_out(lua))?;
     let coroutine: Table = globals.raw_get("coroutine")?;
     let wrap = lua
         .load(
@@ -184,14 +184,14 @@ pub(crate) fn guard_protected_calls(lua: &Lua, host: Rc<Host>) -> mlua::Result<(
     Ok(())
 }
 
-/// Stops running code once the host's deadline has passed: Luau's interrupt (called at loop
+/// Stops running code once the run.s deadline has passed: Luau's interrupt (called at loop
 /// iterations and calls), or a Lua 5.4 hook every 1000 instructions. The hook is global, so
 /// coroutines created by the script inherit it.
-pub(crate) fn install_deadline(lua: &Lua, host: Rc<Host>) -> mlua::Result<()> {
+pub(crate) fn install_deadline(lua: &Lua, context: Rc<ScriptContext>) -> mlua::Result<()> {
     #[cfg(feature = "luau")]
     {
         lua.set_interrupt(move |lua| {
-            host.tick(lua)?;
+            context.tick(lua)?;
             Ok(VmState::Continue)
         });
         Ok(())
@@ -201,7 +201,7 @@ pub(crate) fn install_deadline(lua: &Lua, host: Rc<Host>) -> mlua::Result<()> {
         lua.set_global_hook(
             mlua::HookTriggers::new().every_nth_instruction(1000),
             move |lua, _debug| {
-                host.tick(lua)?;
+                context.tick(lua)?;
                 Ok(VmState::Continue)
             },
         )

@@ -30,6 +30,7 @@ use glam::{Mat4, Vec3};
 use penumbra_core::raster::{DepthTarget, Instance, Mesh, RasterState, rasterize};
 use penumbra_core::shadow::{Light, Occluder, PcfKernel, Scene};
 use penumbra_core::{AddressMode, ComparisonFunc, Filter, Format, Sampler, SamplerDesc};
+use penumbra_testkit::Rng;
 use penumbra_xcheck::gpu::block_on;
 
 #[path = "../../benches/support/level.rs"]
@@ -46,7 +47,7 @@ const FRAMES: usize = 9;
 /// Timed repetitions of the lookups and queries, after one warm-up (the median is reported).
 const REPS: usize = 5;
 
-use level::{GROUND, Lcg, height, sun};
+use level::{GROUND, height, sun};
 
 /// The level of the benches with every cuboid baked into world space: one mesh of 100,000
 /// triangles, and the light's view-projection.
@@ -440,14 +441,18 @@ const CAST_DISTANCE: f32 = 40.0;
 /// `count` rays from 2 to 12 m above the ground, over all of it but a 2 m border, pointing
 /// down with a horizontal part of up to 0.8 per unit down (as `benches/raycast.rs`).
 fn cast_rays(count: usize) -> Vec<(Vec3, Vec3)> {
-    let mut rng = Lcg(0x7a15);
+    let mut rng = Rng::lcg64(0x7a15);
     let (nx, nz) = (GROUND.0 as f32 - 4.0, GROUND.1 as f32 - 4.0);
     (0..count)
         .map(|_| {
-            let x = (rng.next() - 0.5) * nx;
-            let z = (rng.next() - 0.5) * nz;
-            let y = height(x, z) + 2.0 + 10.0 * rng.next();
-            let d = Vec3::new((rng.next() - 0.5) * 1.6, -1.0, (rng.next() - 0.5) * 1.6);
+            let x = (rng.f32_unit() - 0.5) * nx;
+            let z = (rng.f32_unit() - 0.5) * nz;
+            let y = height(x, z) + 2.0 + 10.0 * rng.f32_unit();
+            let d = Vec3::new(
+                (rng.f32_unit() - 0.5) * 1.6,
+                -1.0,
+                (rng.f32_unit() - 0.5) * 1.6,
+            );
             (Vec3::new(x, y, z), d)
         })
         .collect()
@@ -612,7 +617,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     desc.address_v = AddressMode::Clamp;
     let sampler = Sampler::new(desc)?;
     let batch = sampler.cmp_level_zero_batch(&tex, 0)?;
-    let mut rng = Lcg(0xbeef);
+    let mut rng = Rng::lcg64(0xbeef);
     let coherent: Vec<[f32; 2]> = (0..LOOKUPS)
         .map(|i| {
             let (x, y) = ((i % SIZE as usize) as f32, (i / SIZE as usize) as f32);
@@ -620,7 +625,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             [(x + 0.3) / n, (y + 0.7) / n]
         })
         .collect();
-    let random: Vec<[f32; 2]> = (0..LOOKUPS).map(|_| [rng.next(), rng.next()]).collect();
+    let random: Vec<[f32; 2]> = (0..LOOKUPS)
+        .map(|_| [rng.f32_unit(), rng.f32_unit()])
+        .collect();
     // Each reference within ±0.002 of the depth under the lookup (the scene spans about 0.02
     // of depth per metre), so that the bilinear weights decide many results.
     let depths = target.depths();
@@ -629,7 +636,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .map(|p| {
                 let x = ((p[0] * SIZE as f32) as usize).min(SIZE as usize - 1);
                 let y = ((p[1] * SIZE as f32) as usize).min(SIZE as usize - 1);
-                depths[y * SIZE as usize + x] + (rng.next() - 0.5) * 0.004
+                depths[y * SIZE as usize + x] + (rng.f32_unit() - 0.5) * 0.004
             })
             .collect()
     };
@@ -672,8 +679,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut points = Vec::with_capacity(RAYS);
     let (nx, nz) = (GROUND.0 as f32 - 2.0, GROUND.1 as f32 - 2.0);
     for _ in 0..RAYS {
-        let x = (rng.next() - 0.5) * nx;
-        let z = (rng.next() - 0.5) * nz;
+        let x = (rng.f32_unit() - 0.5) * nx;
+        let z = (rng.f32_unit() - 0.5) * nz;
         points.push(Vec3::new(x, height(x, z) + 0.05, z));
     }
     let light = Light::directional(sun(), 1.0).with_resolution(SIZE);

@@ -388,7 +388,7 @@ mod tests {
 
     #[test]
     fn unorm16_matches_float_to_unorm_on_zero_one() {
-        let mut bits = 0x1234_5678u32;
+        let mut rng = penumbra_testkit::Rng::xorshift32(0x1234_5678);
         let check =
             |d: f32| assert_eq!(u32::from(unorm16(d)), format::float_to_unorm(d, 16), "{d}");
         for code in 0..=65535u32 {
@@ -400,9 +400,7 @@ mod tests {
             check(((f64::from(code) + 0.5) / 65535.0).min(1.0) as f32);
         }
         for _ in 0..1_000_000 {
-            bits ^= bits << 13;
-            bits ^= bits >> 17;
-            bits ^= bits << 5;
+            let bits = rng.next_u32();
             check((bits >> 8) as f32 / (1u32 << 24) as f32);
         }
         check(0.0);

@@ -321,13 +321,8 @@ mod tests {
     fn a_cube_corners_average_is_rounded_once_r103_r120() {
         // The weighted form (each value times f64 1/3) is one ulp off here; the exact average
         // is not.
-        let mut rng = 0x0123_4567_89AB_CDEF_u64;
-        let mut next = || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
+        let mut rng = penumbra_testkit::Rng::xorshift64(0x0123_4567_89AB_CDEF);
+        let mut next = || rng.next_u64();
         let (mut differs, mut checked) = (0, 0);
         for i in 0..200_000 {
             let v = |r: u64| -> f32 {

@@ -14,11 +14,12 @@ use mlua::{Lua, Table, Value};
 
 use super::png::write_out;
 use super::scene::CHECK_EVERY;
-use super::{Call, describe, function};
-use crate::host::Host;
+use super::{Call, export};
+use crate::context::ScriptContext;
+use crate::error::describe;
 
 pub(super) fn register(lua: &Lua, module: &Table) -> mlua::Result<()> {
-    module.raw_set("writeCsv", function(lua, "penumbra.writeCsv", write_csv)?)?;
+    export(lua, module, "writeCsv", write_csv)?;
     Ok(())
 }
 
@@ -161,10 +162,10 @@ fn write_csv(call: &Call<'_>) -> mlua::Result<String> {
         )?;
     }
     text.push('\n');
-    let host = Host::of(call.lua);
+    let context = ScriptContext::of(call.lua);
     for k in 0..n {
         if k % CHECK_EVERY == CHECK_EVERY - 1 {
-            host.check_deadline(call.lua)?;
+            context.check_deadline(call.lua)?;
         }
         let r = row(k)?;
         for (i, c) in columns.iter().enumerate() {

@@ -19,9 +19,10 @@ use penumbra_core::msad4::{
 };
 use penumbra_core::{Dimension, Format, Texture, TextureDesc};
 
+use super::names::{self, Members};
 use super::png::{root_path, write_out};
-use super::{Call, Fields, Indexed, LuaTexture, function, method};
-use crate::host::{Charge, Host};
+use super::{Call, Fields, Four, Indexed, LuaTexture, ScriptType, export, method};
+use crate::context::{Charge, ScriptContext};
 
 /// The largest image edge: D3D12's 2D limit.
 const MAX_EDGE: u32 = penumbra_core::texture::limits::MAX_EDGE_2D;
@@ -37,16 +38,10 @@ pub(crate) struct LuaSadMap {
 }
 
 pub(super) fn register(lua: &Lua, module: &Table) -> mlua::Result<()> {
-    module.raw_set("msad4", function(lua, "penumbra.msad4", msad4_fn)?)?;
-    module.raw_set(
-        "loadImage",
-        function(lua, "penumbra.loadImage", load_image)?,
-    )?;
-    module.raw_set(
-        "findImage",
-        function(lua, "penumbra.findImage", find_image)?,
-    )?;
-    module.raw_set("sadMap", function(lua, "penumbra.sadMap", sad_map_fn)?)?;
+    export(lua, module, "msad4", msad4_fn)?;
+    export(lua, module, "loadImage", load_image)?;
+    export(lua, module, "findImage", find_image)?;
+    export(lua, module, "sadMap", sad_map_fn)?;
     Ok(())
 }
 
@@ -86,7 +81,7 @@ fn uints<const N: usize>(
 }
 
 /// `penumbra.msad4(ref, {srcX, srcY}, accum)` or `penumbra.msad4(ref, srcX, srcY, accum)`.
-fn msad4_fn(call: &Call<'_>) -> mlua::Result<(u32, u32, u32, u32)> {
+fn msad4_fn(call: &Call<'_>) -> mlua::Result<Four<u32>> {
     let reference = uint_of(call, "ref", call.arg(0))?;
     let (source, accum_at) = match call.arg(1) {
         v @ Value::Table(_) => (uints::<2>(call, "src", v, "{x, y}")?, 2),
@@ -105,8 +100,7 @@ fn msad4_fn(call: &Call<'_>) -> mlua::Result<(u32, u32, u32, u32)> {
         Value::Nil => [0; 4],
         v => uints::<4>(call, "accum", v, "{a, b, c, d}")?,
     };
-    let [a, b, c, d] = msad4(reference, source, accum);
-    Ok((a, b, c, d))
+    Ok(Four(msad4(reference, source, accum)))
 }
 
 /// `penumbra.loadImage(path [, "rgba8" | "r8"])`: a PNG below the root as an `R8G8B8A8_UNORM`
@@ -114,7 +108,7 @@ fn msad4_fn(call: &Call<'_>) -> mlua::Result<(u32, u32, u32, u32)> {
 fn load_image(call: &Call<'_>) -> mlua::Result<LuaTexture> {
     penumbra_core::zone!("penumbra_lua::loadImage");
     let rel = call.string(0, "path")?;
-    let (channels, format) = match call.opt(1, |v| call.string_of("channels", v))?.as_deref() {
+    let (channels, format) = match call.get::<Option<String>>(1, "channels")?.as_deref() {
         None | Some("rgba8") => (Channels::Rgba8, Format::R8G8B8A8Unorm),
         Some("r8") => (Channels::R8, Format::R8Unorm),
         Some(other) => {
@@ -136,7 +130,7 @@ fn load_image(call: &Call<'_>) -> mlua::Result<LuaTexture> {
         )));
     }
     let desc = TextureDesc::new_2d(format, width, height);
-    let charge = Host::of(call.lua)
+    let charge = ScriptContext::of(call.lua)
         .textures
         .charge(call.lua, desc.total_bytes())
         .map_err(|e| call.error(e))?;
@@ -301,7 +295,7 @@ fn sad_map_fn(call: &Call<'_>) -> mlua::Result<LuaSadMap> {
     let (image, template) = pair(call)?;
     let positions = u64::from(image.width() - template.width() + 1)
         * u64::from(image.height() - template.height() + 1);
-    let charge = Host::of(call.lua)
+    let charge = ScriptContext::of(call.lua)
         .textures
         .charge_for(call.lua, 4 * positions, "a SAD map")
         .map_err(|e| call.error(e))?;
@@ -312,19 +306,23 @@ fn sad_map_fn(call: &Call<'_>) -> mlua::Result<LuaSadMap> {
     })
 }
 
+impl ScriptType for LuaSadMap {
+    const MEMBERS: &'static Members = &names::SAD_MAP_MEMBERS;
+}
+
 impl UserData for LuaSadMap {
     fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
-        fields.add_meta_field(MetaMethod::Type, "SadMap");
+        Self::name_field(fields);
         fields.add_field_method_get("width", |_, m| Ok(m.map.width()));
         fields.add_field_method_get("height", |_, m| Ok(m.map.height()));
     }
 
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
-        crate::api::names::strict(methods, &crate::api::names::SAD_MAP_MEMBERS);
+        crate::api::names::strict(methods);
         methods.add_meta_method(MetaMethod::ToString, |_, m, ()| {
             Ok(format!("SadMap({}x{})", m.map.width(), m.map.height()))
         });
-        method(methods, "get", "SadMap:get", |call, this: &Self| {
+        method(methods, "get", |call, this: &Self| {
             let x = call.index(0, "x")?;
             let y = call.index(1, "y")?;
             this.map.get(x, y).ok_or_else(|| {
@@ -335,7 +333,7 @@ impl UserData for LuaSadMap {
                 ))
             })
         });
-        method(methods, "min", "SadMap:min", |_, this: &Self| {
+        method(methods, "min", |_, this: &Self| {
             // The first smallest SAD in row order: ties go to the smaller (y, x).
             let (at, sad) = this
                 .map
@@ -347,16 +345,11 @@ impl UserData for LuaSadMap {
             let w = this.map.width() as usize;
             Ok(((at % w) as u32, (at / w) as u32, sad))
         });
-        method(
-            methods,
-            "saveHeatmap",
-            "SadMap:saveHeatmap",
-            |call, this: &Self| {
-                penumbra_core::zone!("penumbra_lua::saveHeatmap");
-                let rel = call.string(0, "path")?;
-                let png = encode_heatmap_png(&this.map).map_err(|e| call.error(e))?;
-                write_out(call, &rel, &png)
-            },
-        );
+        method(methods, "saveHeatmap", |call, this: &Self| {
+            penumbra_core::zone!("penumbra_lua::saveHeatmap");
+            let rel = call.string(0, "path")?;
+            let png = encode_heatmap_png(&this.map).map_err(|e| call.error(e))?;
+            write_out(call, &rel, &png)
+        });
     }
 }

@@ -4,10 +4,10 @@
 //! hints for names a Roblox scripter reaches for first (`Vector3.new`, `workspace:Raycast`,
 //! PascalCase methods).
 
-use mlua::{AnyUserData, Lua, MetaMethod, Table, UserData, UserDataMethods, Value};
+use mlua::{AnyUserData, Lua, MetaMethod, Table, UserDataMethods, Value};
 
-use crate::api::located_error;
-use crate::error::ScriptErrorKind;
+use crate::api::ScriptType;
+use crate::error::{ScriptErrorKind, located_error};
 
 /// The members of one userdata type, as scripts see them.
 pub(crate) struct Members {
@@ -148,10 +148,8 @@ pub(crate) fn member_lists() -> Vec<(
 
 /// Registers `__index` and `__newindex` fallbacks on `T` (mlua calls them only for keys that
 /// are neither a field nor a method) that raise the errors described in the module doc.
-pub(crate) fn strict<T: UserData + 'static, M: UserDataMethods<T>>(
-    methods: &mut M,
-    members: &'static Members,
-) {
+pub(crate) fn strict<T: ScriptType, M: UserDataMethods<T>>(methods: &mut M) {
+    let members = T::MEMBERS;
     methods.add_meta_function(
         MetaMethod::Index,
         move |lua, (_, key): (AnyUserData, Value)| -> mlua::Result<Value> {

@@ -11,57 +11,31 @@ use std::io::Cursor;
 
 use image::{ExtendedColorType, ImageEncoder, ImageFormat, ImageReader, Limits};
 use mlua::{Lua, Table, UserDataMethods, Value};
-use penumbra_core::texture::MipFilter;
 use penumbra_core::{Dimension, Format, Texture, TextureDesc};
 
 use super::texture::{mip_filter, new_texture};
-use super::{Call, LuaTexture, function, method};
-use crate::host::Host;
+use super::{Call, Fields, LuaTexture, export, method};
+use crate::context::ScriptContext;
 
 /// The largest PNG edge: D3D12's 2D limit.
 const MAX_EDGE: u32 = penumbra_core::texture::limits::MAX_EDGE_2D;
 
 pub(super) fn register(lua: &Lua, module: &Table) -> mlua::Result<()> {
-    module.raw_set(
-        "loadTexture",
-        function(lua, "penumbra.loadTexture", load_texture)?,
-    )?;
+    export(lua, module, "loadTexture", load_texture)?;
     Ok(())
 }
 
 pub(super) fn add_save<M: UserDataMethods<LuaTexture>>(methods: &mut M) {
-    method(methods, "save", "Texture:save", save);
-}
-
-/// Reads an options table's known keys; unknown keys are errors.
-fn options(call: &Call<'_>, i: usize, keys: &[&str]) -> mlua::Result<Option<Table>> {
-    let Some(t) = call.opt(i, |v| call.table_of("options", v))? else {
-        return Ok(None);
-    };
-    for pair in t.pairs::<Value, Value>() {
-        let (key, _) = pair?;
-        let known = match &key {
-            Value::String(s) => s.to_str().is_ok_and(|s| keys.contains(&&*s)),
-            _ => false,
-        };
-        if !known {
-            return Err(call.error(format!(
-                "options: unknown field {}; expected {}",
-                super::describe(&key),
-                keys.join(", ")
-            )));
-        }
-    }
-    Ok(Some(t))
+    method(methods, "save", save);
 }
 
 /// `penumbra.loadTexture(path [, {mipLevels = n | "full", mipFilter = "average"}])`.
 fn load_texture(call: &Call<'_>) -> mlua::Result<LuaTexture> {
     penumbra_core::zone!("penumbra_lua::loadTexture");
     let rel = call.string(0, "path")?;
-    let opts = options(call, 1, &["mipLevels", "mipFilter"])?;
-    let host = Host::of(call.lua);
-    let root = host
+    let opts = Fields::optional(call, 1, "options", &["mipLevels", "mipFilter"])?;
+    let context = ScriptContext::of(call.lua);
+    let root = context
         .root
         .as_ref()
         .ok_or_else(|| call.error("this Lua state has no script root, so no file access"))?;
@@ -79,7 +53,7 @@ fn load_texture(call: &Call<'_>) -> mlua::Result<LuaTexture> {
             "{rel}: {w}x{h} is larger than {MAX_EDGE} pixels on a side"
         )));
     }
-    let _decoding = Host::of(call.lua)
+    let _decoding = ScriptContext::of(call.lua)
         .textures
         .charge_for(
             call.lua,
@@ -109,22 +83,14 @@ fn load_texture(call: &Call<'_>) -> mlua::Result<LuaTexture> {
         other => (Format::R8G8B8A8Unorm, other.into_rgba8().into_raw()),
     };
     let mut desc = TextureDesc::new_2d(format, width, height);
-    let (mips, filter) = match &opts {
-        Some(o) => {
-            let mips = match o.raw_get::<Value>("mipLevels")? {
-                Value::Nil => 1,
-                Value::String(s) if s.to_str().is_ok_and(|s| &*s == "full") => desc
-                    .full_mip_count()
-                    .min(penumbra_core::texture::limits::MAX_MIP_LEVELS),
-                v => call.index_of("options.mipLevels", &v)?,
-            };
-            (
-                mips,
-                mip_filter(call, "options.mipFilter", &o.raw_get("mipFilter")?)?,
-            )
-        }
-        None => (1, MipFilter::Average),
+    let mips = match opts.get("mipLevels")? {
+        Value::Nil => 1,
+        Value::String(s) if s.to_str().is_ok_and(|s| &*s == "full") => desc
+            .full_mip_count()
+            .min(penumbra_core::texture::limits::MAX_MIP_LEVELS),
+        v => call.index_of("options.mipLevels", &v)?,
     };
+    let filter = mip_filter(call, "options.mipFilter", &opts.get("mipFilter")?)?;
     desc.mip_levels = mips;
     new_texture(call, desc, || {
         if mips == 1 {
@@ -140,29 +106,11 @@ fn load_texture(call: &Call<'_>) -> mlua::Result<LuaTexture> {
 fn save(call: &Call<'_>, this: &LuaTexture) -> mlua::Result<String> {
     penumbra_core::zone!("penumbra_lua::save");
     let rel = call.string(0, "path")?;
-    let opts = options(call, 1, &["mip", "slice", "min", "max"])?;
-    let get = |key: &str| -> mlua::Result<Value> {
-        Ok(match &opts {
-            Some(o) => o.raw_get(key)?,
-            None => Value::Nil,
-        })
-    };
+    let opts = Fields::optional(call, 1, "options", &["mip", "slice", "min", "max"])?;
     let d = *this.desc();
-    let mip = match get("mip")? {
-        Value::Nil => 0,
-        v => call.index_of("options.mip", &v)?,
-    };
-    let slice = match get("slice")? {
-        Value::Nil => 0,
-        v => call.index_of("options.slice", &v)?,
-    };
-    if mip >= d.mip_levels {
-        return Err(call.error(format!(
-            "options.mip = {mip}: the texture has {} mip level(s)",
-            d.mip_levels
-        )));
-    }
-    let [w, h, depth] = d.level_size(mip);
+    let mip = opts.index("mip")?.unwrap_or(0);
+    let slice = opts.index("slice")?.unwrap_or(0);
+    let [w, h, depth] = this.level_size(call, "options.mip", mip)?;
     let (resource_slice, z) = if d.dimension == Dimension::Texture3D {
         (0, slice)
     } else {
@@ -174,13 +122,7 @@ fn save(call: &Call<'_>, this: &LuaTexture) -> mlua::Result<String> {
             d.array_size
         )));
     }
-    let range = |key: &str| -> mlua::Result<Option<f32>> {
-        match get(key)? {
-            Value::Nil => Ok(None),
-            v => Ok(Some(call.number_of(&format!("options.{key}"), &v)? as f32)),
-        }
-    };
-    let (lo, hi) = (range("min")?, range("max")?);
+    let (lo, hi) = (opts.field::<f32>("min")?, opts.field::<f32>("max")?);
     let texture = this.texture().map_err(|e| call.error(e))?;
     let level = texture.subresource(mip, resource_slice);
     let plane = (w as usize) * (h as usize) * d.format.bytes_per_texel();
@@ -212,8 +154,8 @@ pub(super) fn encode_png(
 
 /// Writes `bytes` to `rel` below the output folder; returns the path written, as shown.
 pub(super) fn write_out(call: &Call<'_>, rel: &str, bytes: &[u8]) -> mlua::Result<String> {
-    let host = Host::of(call.lua);
-    let out = host.out.as_ref().ok_or_else(|| {
+    let context = ScriptContext::of(call.lua);
+    let out = context.out.as_ref().ok_or_else(|| {
         call.error("no output folder: the host did not allow this script to write files")
     })?;
     let path = out
@@ -228,8 +170,8 @@ pub(super) fn write_out(call: &Call<'_>, rel: &str, bytes: &[u8]) -> mlua::Resul
 
 /// The canonical path of the existing file `rel` below the script root.
 pub(super) fn root_path(call: &Call<'_>, rel: &str) -> mlua::Result<std::path::PathBuf> {
-    let host = Host::of(call.lua);
-    let root = host
+    let context = ScriptContext::of(call.lua);
+    let root = context
         .root
         .as_ref()
         .ok_or_else(|| call.error("this Lua state has no script root, so no file access"))?;
@@ -256,9 +198,9 @@ pub(super) fn read_jailed(
     path: &std::path::Path,
     max_bytes: u64,
 ) -> mlua::Result<Vec<u8>> {
-    let host = Host::of(call.lua);
-    host.note_read(path);
-    let left = host.textures.left(call.lua) as u64;
+    let context = ScriptContext::of(call.lua);
+    context.note_read(path);
+    let left = context.textures.left(call.lua) as u64;
     let limits = penumbra_core::files::ReadLimits::sandboxed(max_bytes.min(left));
     penumbra_core::files::read(path, &limits).map_err(|e| call.error(format!("{rel}: {e}")))
 }

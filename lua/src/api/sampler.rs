@@ -9,8 +9,10 @@ use penumbra_core::{
     SamplerFlags, ShaderVisibility, StaticBorderColor, StaticSamplerDesc, StaticSamplerTable,
 };
 
-use super::{Call, describe, function, method};
-use crate::host::{Charge, Host};
+use super::names::{self, Members};
+use super::{Call, ScriptType, export, method};
+use crate::context::{Charge, ScriptContext};
+use crate::error::describe;
 
 /// The fields of a sampler desc table, as scripts spell them.
 const SAMPLER_KEYS: [&str; 11] = [
@@ -43,39 +45,32 @@ pub(crate) struct LuaStaticSamplers(
 );
 
 pub(super) fn register(lua: &Lua, module: &Table) -> mlua::Result<()> {
-    module.raw_set(
-        "sampler",
-        function(lua, "penumbra.sampler", |call| {
-            let desc = match call.arg(0) {
-                Value::Table(t) => desc_from_table(call, t)?,
-                Value::String(_) => desc_from_ron(call, &call.string(0, "desc")?)?,
-                other => {
-                    return Err(call.expected(
-                        "desc",
-                        "a table of D3D12 names or a RON SamplerDesc string",
-                        other,
-                    ));
-                }
-            };
-            let sampler = Sampler::new(desc).map_err(|e| call.error(desc_error(&e)))?;
-            Ok(LuaSampler(sampler, sampler_charge(call)?))
-        })?,
-    )?;
-    module.raw_set(
-        "staticSamplers",
-        function(lua, "penumbra.staticSamplers", |call| {
-            let text = call.string(0, "ron")?;
-            let table = StaticSamplerTable::from_ron(&text).map_err(|e| call.error(e))?;
-            let bytes = crate::host::OBJECT_BYTES
-                + (table.len() * std::mem::size_of::<penumbra_core::StaticSamplerDesc>() * 2)
-                    as u64;
-            let charge = Host::of(call.lua)
-                .textures
-                .charge_for(call.lua, bytes, "a static sampler table")
-                .map_err(|e| call.error(e))?;
-            Ok(LuaStaticSamplers(table, charge))
-        })?,
-    )?;
+    export(lua, module, "sampler", |call| {
+        let desc = match call.arg(0) {
+            Value::Table(t) => desc_from_table(call, t)?,
+            Value::String(_) => desc_from_ron(call, &call.string(0, "desc")?)?,
+            other => {
+                return Err(call.expected(
+                    "desc",
+                    "a table of D3D12 names or a RON SamplerDesc string",
+                    other,
+                ));
+            }
+        };
+        let sampler = Sampler::new(desc).map_err(|e| call.error(desc_error(&e)))?;
+        Ok(LuaSampler(sampler, sampler_charge(call)?))
+    })?;
+    export(lua, module, "staticSamplers", |call| {
+        let text = call.string(0, "ron")?;
+        let table = StaticSamplerTable::from_ron(&text).map_err(|e| call.error(e))?;
+        let bytes = crate::context::OBJECT_BYTES
+            + (table.len() * std::mem::size_of::<penumbra_core::StaticSamplerDesc>() * 2) as u64;
+        let charge = ScriptContext::of(call.lua)
+            .textures
+            .charge_for(call.lua, bytes, "a static sampler table")
+            .map_err(|e| call.error(e))?;
+        Ok(LuaStaticSamplers(table, charge))
+    })?;
     Ok(())
 }
 
@@ -240,13 +235,17 @@ fn desc_table(lua: &Lua, d: &SamplerDesc) -> mlua::Result<Table> {
     Ok(t)
 }
 
+impl ScriptType for LuaSampler {
+    const MEMBERS: &'static Members = &names::SAMPLER_MEMBERS;
+}
+
 impl UserData for LuaSampler {
     fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
-        fields.add_meta_field(MetaMethod::Type, "Sampler");
+        Self::name_field(fields);
     }
 
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
-        crate::api::names::strict(methods, &crate::api::names::SAMPLER_MEMBERS);
+        crate::api::names::strict(methods);
         methods.add_meta_method(MetaMethod::ToString, |_, this, ()| {
             let d = this.0.desc();
             let cmp = if d.filter.is_comparison() {
@@ -259,7 +258,7 @@ impl UserData for LuaSampler {
                 d.filter, d.address_u, d.address_v, d.address_w
             ))
         });
-        method(methods, "desc", "Sampler:desc", |call, this: &Self| {
+        method(methods, "desc", |call, this: &Self| {
             desc_table(call.lua, this.0.desc())
         });
         super::sampling::add_methods(methods);
@@ -268,9 +267,9 @@ impl UserData for LuaSampler {
 
 /// A sampler's share of the memory budget.
 fn sampler_charge(call: &Call<'_>) -> mlua::Result<Charge> {
-    Host::of(call.lua)
+    ScriptContext::of(call.lua)
         .textures
-        .charge_for(call.lua, crate::host::OBJECT_BYTES, "a sampler")
+        .charge_for(call.lua, crate::context::OBJECT_BYTES, "a sampler")
         .map_err(|e| call.error(e))
 }
 
@@ -280,49 +279,43 @@ fn static_sampler(call: &Call<'_>, desc: &StaticSamplerDesc) -> mlua::Result<Lua
     Ok(LuaSampler(sampler, sampler_charge(call)?))
 }
 
+impl ScriptType for LuaStaticSamplers {
+    const MEMBERS: &'static Members = &names::STATIC_SAMPLERS_MEMBERS;
+}
+
 impl UserData for LuaStaticSamplers {
     fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
-        fields.add_meta_field(MetaMethod::Type, "StaticSamplers");
+        Self::name_field(fields);
     }
 
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
-        crate::api::names::strict(methods, &crate::api::names::STATIC_SAMPLERS_MEMBERS);
+        crate::api::names::strict(methods);
         methods.add_meta_method(MetaMethod::ToString, |_, this, ()| {
             Ok(format!("StaticSamplers({} samplers)", this.0.len()))
         });
         methods.add_meta_method(MetaMethod::Len, |_, this, ()| Ok(this.0.len()));
-        method(
-            methods,
-            "lookup",
-            "StaticSamplers:lookup",
-            |call, this: &Self| {
-                let space = call.index(0, "space")?;
-                let register = call.index(1, "register")?;
-                let stage = call.string(2, "stage")?;
-                let stage = stage
-                    .parse::<ShaderVisibility>()
-                    .map_err(|e| call.error(format!("stage: {e}")))?;
-                this.0
-                    .lookup(space, register, stage)
-                    .map(|desc| static_sampler(call, desc))
-                    .transpose()
-            },
-        );
-        method(methods, "get", "StaticSamplers:get", |call, this: &Self| {
+        method(methods, "lookup", |call, this: &Self| {
+            let space = call.index(0, "space")?;
+            let register = call.index(1, "register")?;
+            let stage = call.string(2, "stage")?;
+            let stage = stage
+                .parse::<ShaderVisibility>()
+                .map_err(|e| call.error(format!("stage: {e}")))?;
+            this.0
+                .lookup(space, register, stage)
+                .map(|desc| static_sampler(call, desc))
+                .transpose()
+        });
+        method(methods, "get", |call, this: &Self| {
             let name = call.string(0, "name")?;
             this.0
                 .get(&name)
                 .map(|desc| static_sampler(call, desc))
                 .transpose()
         });
-        method(
-            methods,
-            "names",
-            "StaticSamplers:names",
-            |call, this: &Self| {
-                call.lua
-                    .create_sequence_from(this.0.iter().filter_map(|(name, _)| name))
-            },
-        );
+        method(methods, "names", |call, this: &Self| {
+            call.lua
+                .create_sequence_from(this.0.iter().filter_map(|(name, _)| name))
+        });
     }
 }

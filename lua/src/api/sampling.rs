@@ -6,13 +6,14 @@
 
 use std::fmt::Display;
 
-use mlua::{Table, UserDataMethods, Value};
+use mlua::{AnyUserData, IntoLuaMulti, Table, UserDataMethods, Value};
 use penumbra_core::sample::quad::Quad;
-use penumbra_core::{Coord, Dimension, Offset, Texture};
+use penumbra_core::{Coord, Dimension, Offset, Sampler, Texture};
 
 use super::sampler::LuaSampler;
-use super::{Call, Indexed, LuaTexture, describe, method};
-use crate::host::Host;
+use super::{Call, Four, FromArg, Indexed, LuaTexture, method};
+use crate::context::ScriptContext;
+use crate::error::describe;
 
 /// Items a batch handles between two deadline checks.
 const BATCH_CHECK_EVERY: usize = 4096;
@@ -81,122 +82,146 @@ fn components(
     Ok(out)
 }
 
-/// A sample coordinate for `tex`.
-fn coord(
-    call: &Call<'_>,
-    what: &(impl Display + ?Sized),
-    v: &Value,
-    tex: Option<&Texture>,
-) -> mlua::Result<Coord> {
-    let dim = tex.map(Texture::dimension);
-    let c = components(
-        call,
-        what,
-        v,
-        dim.map(Dimension::coord_len),
-        dim.map_or("{u, v, ...}", coord_shape),
-    )?;
-    Ok(Coord(c))
+/// The texture argument every sampling method starts with: a `Texture`, or nil for an unbound
+/// slot. Read once per call; the coordinates, derivatives and offsets after it are read against
+/// its dimension (any length of 1 to 4 for an unbound slot).
+struct Bound {
+    tex: Option<Texture>,
+    /// The script's texture, for the batches it keeps.
+    ud: Option<AnyUserData>,
 }
 
-/// A derivative (`ddx`, `ddy`) for `tex`.
-fn derivative(
-    call: &Call<'_>,
-    what: &str,
-    v: &Value,
-    tex: Option<&Texture>,
-) -> mlua::Result<[f32; 3]> {
-    let n = tex.map(|t| t.dimension().gradient_axes());
-    let c = components(call, what, v, n, axes_shape(n.unwrap_or(3)))?;
-    Ok([c[0], c[1], c[2]])
-}
-
-/// An optional immediate texel offset: whole numbers, one per filtered axis.
-fn offset(call: &Call<'_>, i: usize, tex: Option<&Texture>) -> mlua::Result<Offset> {
-    let v = call.arg(i);
-    if let Value::Nil = v {
-        return Ok(Offset::default());
-    }
-    let n = tex.map(|t| t.dimension().axes());
-    let c = components(call, "offset", v, n, axes_shape(n.unwrap_or(3)))?;
-    let mut out = [0; 3];
-    for (o, &x) in out.iter_mut().zip(&c) {
-        if x.fract() != 0.0 || !(-2_147_483_648.0..=2_147_483_647.0).contains(&x) {
-            return Err(call.error(format!("offset: {x} is not a whole number")));
-        }
-        *o = x as i32;
-    }
-    Ok(Offset(out))
-}
-
-/// The texture argument: a `Texture`, or nil for an unbound slot.
-fn texture(call: &Call<'_>, i: usize) -> mlua::Result<Option<Texture>> {
-    match call.arg(i) {
-        Value::Nil => Ok(None),
-        Value::UserData(ud) if ud.is::<LuaTexture>() => {
-            let tex = ud.borrow::<LuaTexture>()?;
-            tex.texture().map(Some).map_err(|e| call.error(e))
-        }
-        other => Err(call.expected("tex", "a Texture (or nil for an unbound slot)", other)),
-    }
-}
-
-/// A whole-number gather component 0..=3 or a channel letter.
-fn component(call: &Call<'_>, i: usize) -> mlua::Result<u32> {
-    match call.arg(i) {
-        Value::Nil => Ok(0),
-        Value::String(_) => match call.string(i, "component")?.as_str() {
-            "r" | "R" => Ok(0),
-            "g" | "G" => Ok(1),
-            "b" | "B" => Ok(2),
-            "a" | "A" => Ok(3),
-            other => Err(call.error(format!(
-                "component: {other:?} is not one of \"r\", \"g\", \"b\", \"a\" (or 0..3)"
-            ))),
-        },
-        _ => call.index(i, "component"),
-    }
-}
-
-/// The coordinates of a batch: an array of coordinates, or a flat array of numbers with the
-/// texture's coordinate length as stride.
-fn batch_coords(call: &Call<'_>, i: usize, tex: Option<&Texture>) -> mlua::Result<Vec<Coord>> {
-    let t = call.table_of("coords", call.arg(i))?;
-    let values = call.sequence(&t)?;
-    let len = values.len();
-    if len == 0 {
-        return Ok(Vec::new());
-    }
-    if matches!(values[0], Value::Integer(_) | Value::Number(_)) {
-        let Some(tex) = tex else {
-            return Err(call.error(
-                "coords: a flat array of numbers needs a bound texture (its dimension gives the \
-                 stride); pass an array of coordinates instead",
-            ));
-        };
-        let stride = tex.dimension().coord_len();
-        if !len.is_multiple_of(stride) {
-            return Err(call.error(format!(
-                "coords: a flat array for a {} texture holds {stride} numbers per coordinate, \
-                 but has {len}",
-                tex.dimension()
-            )));
-        }
-        let mut out = Vec::with_capacity(len / stride);
-        let mut c = [0.0; 4];
-        for (k, v) in values.iter().enumerate() {
-            c[k % stride] = call.number_of(&Indexed("coords", k + 1), v)? as f32;
-            if k % stride == stride - 1 {
-                out.push(Coord(c));
+impl FromArg for Bound {
+    fn from_arg(call: &Call<'_>, what: &(impl Display + ?Sized), v: &Value) -> mlua::Result<Self> {
+        match v {
+            Value::Nil => Ok(Bound {
+                tex: None,
+                ud: None,
+            }),
+            Value::UserData(ud) if ud.is::<LuaTexture>() => {
+                let tex = ud.borrow::<LuaTexture>()?;
+                Ok(Bound {
+                    tex: Some(tex.texture().map_err(|e| call.error(e))?),
+                    ud: Some(ud.clone()),
+                })
             }
+            other => Err(call.expected(what, "a Texture (or nil for an unbound slot)", other)),
         }
-        return Ok(out);
     }
-    let mut out = Vec::with_capacity(len);
-    for (k, v) in values.iter().enumerate() {
-        out.push(coord(call, &Indexed("coords", k + 1), v, tex)?);
+}
+
+impl Bound {
+    fn tex(&self) -> Option<&Texture> {
+        self.tex.as_ref()
     }
-    Ok(out)
+
+    /// A sample coordinate.
+    fn coord(
+        &self,
+        call: &Call<'_>,
+        what: &(impl Display + ?Sized),
+        v: &Value,
+    ) -> mlua::Result<Coord> {
+        let dim = self.tex.as_ref().map(Texture::dimension);
+        let c = components(
+            call,
+            what,
+            v,
+            dim.map(Dimension::coord_len),
+            dim.map_or("{u, v, ...}", coord_shape),
+        )?;
+        Ok(Coord(c))
+    }
+
+    /// The derivatives `ddx` and `ddy` at arguments `i` and `i + 1`.
+    fn derivatives(&self, call: &Call<'_>, i: usize) -> mlua::Result<([f32; 3], [f32; 3])> {
+        let n = self.tex.as_ref().map(|t| t.dimension().gradient_axes());
+        let shape = axes_shape(n.unwrap_or(3));
+        let ddx = components(call, "ddx", call.arg(i), n, shape)?;
+        let ddy = components(call, "ddy", call.arg(i + 1), n, shape)?;
+        Ok(([ddx[0], ddx[1], ddx[2]], [ddy[0], ddy[1], ddy[2]]))
+    }
+
+    /// The optional immediate texel offset at argument `i`: whole numbers, one per filtered
+    /// axis.
+    fn offset(&self, call: &Call<'_>, i: usize) -> mlua::Result<Offset> {
+        let v = call.arg(i);
+        if let Value::Nil = v {
+            return Ok(Offset::default());
+        }
+        let n = self.tex.as_ref().map(|t| t.dimension().axes());
+        let c = components(call, "offset", v, n, axes_shape(n.unwrap_or(3)))?;
+        let mut out = [0; 3];
+        for (o, &x) in out.iter_mut().zip(&c) {
+            if x.fract() != 0.0 || !(-2_147_483_648.0..=2_147_483_647.0).contains(&x) {
+                return Err(call.error(format!("offset: {x} is not a whole number")));
+            }
+            *o = x as i32;
+        }
+        Ok(Offset(out))
+    }
+
+    /// The coordinates of a batch at argument `i`: an array of coordinates, or a flat array of
+    /// numbers with the texture's coordinate length as stride.
+    fn coords(&self, call: &Call<'_>, i: usize) -> mlua::Result<Vec<Coord>> {
+        let t = call.table_of("coords", call.arg(i))?;
+        let values = call.sequence(&t)?;
+        let len = values.len();
+        if len == 0 {
+            return Ok(Vec::new());
+        }
+        if matches!(values[0], Value::Integer(_) | Value::Number(_)) {
+            let Some(tex) = &self.tex else {
+                return Err(call.error(
+                    "coords: a flat array of numbers needs a bound texture (its dimension gives \
+                     the stride); pass an array of coordinates instead",
+                ));
+            };
+            let stride = tex.dimension().coord_len();
+            if !len.is_multiple_of(stride) {
+                return Err(call.error(format!(
+                    "coords: a flat array for a {} texture holds {stride} numbers per \
+                     coordinate, but has {len}",
+                    tex.dimension()
+                )));
+            }
+            let mut out = Vec::with_capacity(len / stride);
+            let mut c = [0.0; 4];
+            for (k, v) in values.iter().enumerate() {
+                c[k % stride] = call.number_of(&Indexed("coords", k + 1), v)? as f32;
+                if k % stride == stride - 1 {
+                    out.push(Coord(c));
+                }
+            }
+            return Ok(out);
+        }
+        let mut out = Vec::with_capacity(len);
+        for (k, v) in values.iter().enumerate() {
+            out.push(self.coord(call, &Indexed("coords", k + 1), v)?);
+        }
+        Ok(out)
+    }
+}
+
+/// A gather's component: a whole number 0..=3 or a channel letter (nil: red).
+struct Component(u32);
+
+impl FromArg for Component {
+    fn from_arg(call: &Call<'_>, what: &(impl Display + ?Sized), v: &Value) -> mlua::Result<Self> {
+        match v {
+            Value::Nil => Ok(Component(0)),
+            Value::String(_) => match call.string_of(what, v)?.as_str() {
+                "r" | "R" => Ok(Component(0)),
+                "g" | "G" => Ok(Component(1)),
+                "b" | "B" => Ok(Component(2)),
+                "a" | "A" => Ok(Component(3)),
+                other => Err(call.error(format!(
+                    "{what}: {other:?} is not one of \"r\", \"g\", \"b\", \"a\" (or 0..3)"
+                ))),
+            },
+            _ => call.index_of(what, v).map(Component),
+        }
+    }
 }
 
 /// The view element a batch of `sample_c_lz` lookups can be prepared for: always 0 for a 2D
@@ -226,284 +251,175 @@ fn rgba_table(call: &Call<'_>, rgba: [f32; 4]) -> mlua::Result<Table> {
     call.lua.create_sequence_from(rgba)
 }
 
+/// Adds a sampling method: `body` gets the sampler and the texture argument (0), read once.
+fn sampling<R, F>(methods: &mut impl UserDataMethods<LuaSampler>, name: &'static str, body: F)
+where
+    R: IntoLuaMulti,
+    F: Fn(&Call<'_>, &Sampler, &Bound) -> mlua::Result<R> + 'static,
+{
+    method(methods, name, move |call, this: &LuaSampler| {
+        let bound = call.get(0, "tex")?;
+        body(call, &this.0, &bound)
+    });
+}
+
+/// Adds a sampling method of one lookup: `body` also gets the coordinate (argument 1), and
+/// returns the engine's answer, whose error becomes the call's.
+fn lookup<R, E, F>(methods: &mut impl UserDataMethods<LuaSampler>, name: &'static str, body: F)
+where
+    R: IntoLuaMulti,
+    E: Display,
+    F: Fn(&Call<'_>, &Sampler, &Bound, Coord) -> mlua::Result<Result<R, E>> + 'static,
+{
+    sampling(methods, name, move |call, sampler, bound| {
+        let c = bound.coord(call, "coord", call.arg(1))?;
+        body(call, sampler, bound, c)?.map_err(|e| call.error(e))
+    });
+}
+
 pub(super) fn add_methods<M: UserDataMethods<LuaSampler>>(methods: &mut M) {
-    method(
-        methods,
-        "sampleLevel",
-        "Sampler:sampleLevel",
-        |call, this: &LuaSampler| {
-            let tex = texture(call, 0)?;
-            let t = tex.as_ref();
-            let c = coord(call, "coord", call.arg(1), t)?;
-            let lod = call.number(2, "lod")? as f32;
-            let o = offset(call, 3, t)?;
-            let [r, g, b, a] = this
-                .0
-                .sample_level(t, c, lod, o)
-                .map_err(|e| call.error(e))?;
-            Ok((r, g, b, a))
-        },
-    );
-    method(
-        methods,
-        "sampleGrad",
-        "Sampler:sampleGrad",
-        |call, this: &LuaSampler| {
-            let tex = texture(call, 0)?;
-            let t = tex.as_ref();
-            let c = coord(call, "coord", call.arg(1), t)?;
-            let ddx = derivative(call, "ddx", call.arg(2), t)?;
-            let ddy = derivative(call, "ddy", call.arg(3), t)?;
-            let o = offset(call, 4, t)?;
-            let [r, g, b, a] = this
-                .0
-                .sample_grad(t, c, ddx, ddy, o)
-                .map_err(|e| call.error(e))?;
-            Ok((r, g, b, a))
-        },
-    );
-    method(
-        methods,
-        "sampleBias",
-        "Sampler:sampleBias",
-        |call, this: &LuaSampler| {
-            let tex = texture(call, 0)?;
-            let t = tex.as_ref();
-            let c = coord(call, "coord", call.arg(1), t)?;
-            let ddx = derivative(call, "ddx", call.arg(2), t)?;
-            let ddy = derivative(call, "ddy", call.arg(3), t)?;
-            let bias = call.number(4, "bias")? as f32;
-            let o = offset(call, 5, t)?;
-            let [r, g, b, a] = this
-                .0
-                .sample_bias(t, c, ddx, ddy, bias, o)
-                .map_err(|e| call.error(e))?;
-            Ok((r, g, b, a))
-        },
-    );
-    method(
-        methods,
-        "sample",
-        "Sampler:sample",
-        |call, this: &LuaSampler| {
-            let tex = texture(call, 0)?;
-            let t = tex.as_ref();
-            let quad_table = call.table_of("quad", call.arg(1))?;
-            if quad_table.raw_len() != 4 {
-                return Err(call.error(format!(
-                    "quad: expected the 4 coordinates of a 2x2 pixel quad (top-left, top-right, \
-                     bottom-left, bottom-right), got a table of {}",
-                    quad_table.raw_len()
-                )));
+    lookup(methods, "sampleLevel", |call, s, b, c| {
+        let (lod, o) = (call.get(2, "lod")?, b.offset(call, 3)?);
+        Ok(s.sample_level(b.tex(), c, lod, o).map(Four))
+    });
+    lookup(methods, "sampleGrad", |call, s, b, c| {
+        let ((ddx, ddy), o) = (b.derivatives(call, 2)?, b.offset(call, 4)?);
+        Ok(s.sample_grad(b.tex(), c, ddx, ddy, o).map(Four))
+    });
+    lookup(methods, "sampleBias", |call, s, b, c| {
+        let (ddx, ddy) = b.derivatives(call, 2)?;
+        let bias = call.get(4, "bias")?;
+        let o = b.offset(call, 5)?;
+        Ok(s.sample_bias(b.tex(), c, ddx, ddy, bias, o).map(Four))
+    });
+    sampling(methods, "sample", |call, s, b| {
+        let quad_table = call.table_of("quad", call.arg(1))?;
+        if quad_table.raw_len() != 4 {
+            return Err(call.error(format!(
+                "quad: expected the 4 coordinates of a 2x2 pixel quad (top-left, top-right, \
+                 bottom-left, bottom-right), got a table of {}",
+                quad_table.raw_len()
+            )));
+        }
+        let mut quad = Quad::default();
+        for (k, q) in quad.0.iter_mut().enumerate() {
+            let v: Value = quad_table.raw_get(k + 1)?;
+            *q = b.coord(call, &Indexed("quad", k + 1), &v)?;
+        }
+        let bias = call.get::<Option<f32>>(2, "bias")?.unwrap_or(0.0);
+        let o = b.offset(call, 3)?;
+        let pixels = s
+            .sample_quad(b.tex(), &quad, bias, o)
+            .map_err(|e| call.error(e))?;
+        let out = call.lua.create_table_with_capacity(4, 0)?;
+        for rgba in pixels {
+            out.raw_push(rgba_table(call, rgba)?)?;
+        }
+        Ok(out)
+    });
+    lookup(methods, "sampleCmp", |call, s, b, c| {
+        let reference = call.get(2, "ref")?;
+        let (ddx, ddy) = b.derivatives(call, 3)?;
+        let o = b.offset(call, 5)?;
+        Ok(s.sample_cmp_grad(b.tex(), c, reference, ddx, ddy, o))
+    });
+    lookup(methods, "sampleCmpLevelZero", |call, s, b, c| {
+        let reference = call.get(2, "ref")?;
+        Ok(s.sample_cmp_level_zero(b.tex(), c, reference, b.offset(call, 3)?))
+    });
+    lookup(methods, "sampleCmpLevel", |call, s, b, c| {
+        let (reference, lod) = (call.get(2, "ref")?, call.get(3, "lod")?);
+        Ok(s.sample_cmp_level(b.tex(), c, reference, lod, b.offset(call, 4)?))
+    });
+    lookup(methods, "gather", |call, s, b, c| {
+        let Component(comp) = call.get(2, "component")?;
+        Ok(s.gather(b.tex(), c, comp, b.offset(call, 3)?).map(Four))
+    });
+    lookup(methods, "gatherCmp", |call, s, b, c| {
+        let (reference, o) = (call.get(2, "ref")?, b.offset(call, 3)?);
+        Ok(s.gather_cmp(b.tex(), c, reference, o).map(Four))
+    });
+    lookup(methods, "calculateLod", |call, s, b, c| {
+        let (ddx, ddy) = b.derivatives(call, 2)?;
+        let lod = s.calculate_lod(b.tex(), c, ddx, ddy);
+        Ok(lod.map(|[clamped, unclamped]| (clamped, unclamped)))
+    });
+    sampling(methods, "sampleLevelBatch", |call, s, b| {
+        penumbra_core::zone!("penumbra_lua::sampleLevelBatch");
+        let coords = b.coords(call, 1)?;
+        let lod = call.get(2, "lod")?;
+        let o = b.offset(call, 3)?;
+        let context = ScriptContext::of(call.lua);
+        let out = call.lua.create_table_with_capacity(coords.len(), 0)?;
+        for (k, &c) in coords.iter().enumerate() {
+            if k % BATCH_CHECK_EVERY == BATCH_CHECK_EVERY - 1 {
+                context.check_deadline(call.lua)?;
             }
-            let mut quad = Quad::default();
-            for (k, q) in quad.0.iter_mut().enumerate() {
-                let v: Value = quad_table.raw_get(k + 1)?;
-                *q = coord(call, &format!("quad[{}]", k + 1), &v, t)?;
-            }
-            let bias = call.opt(2, |v| call.number_of("bias", v))?.unwrap_or(0.0) as f32;
-            let o = offset(call, 3, t)?;
-            let pixels = this
-                .0
-                .sample_quad(t, &quad, bias, o)
-                .map_err(|e| call.error(e))?;
-            let out = call.lua.create_table_with_capacity(4, 0)?;
-            for rgba in pixels {
-                out.raw_push(rgba_table(call, rgba)?)?;
-            }
-            Ok(out)
-        },
-    );
-    method(
-        methods,
-        "sampleCmp",
-        "Sampler:sampleCmp",
-        |call, this: &LuaSampler| {
-            let tex = texture(call, 0)?;
-            let t = tex.as_ref();
-            let c = coord(call, "coord", call.arg(1), t)?;
-            let reference = call.number(2, "ref")? as f32;
-            let ddx = derivative(call, "ddx", call.arg(3), t)?;
-            let ddy = derivative(call, "ddy", call.arg(4), t)?;
-            let o = offset(call, 5, t)?;
-            this.0
-                .sample_cmp_grad(t, c, reference, ddx, ddy, o)
-                .map_err(|e| call.error(e))
-        },
-    );
-    method(
-        methods,
-        "sampleCmpLevelZero",
-        "Sampler:sampleCmpLevelZero",
-        |call, this: &LuaSampler| {
-            let tex = texture(call, 0)?;
-            let t = tex.as_ref();
-            let c = coord(call, "coord", call.arg(1), t)?;
-            let reference = call.number(2, "ref")? as f32;
-            let o = offset(call, 3, t)?;
-            this.0
-                .sample_cmp_level_zero(t, c, reference, o)
-                .map_err(|e| call.error(e))
-        },
-    );
-    method(
-        methods,
-        "sampleCmpLevel",
-        "Sampler:sampleCmpLevel",
-        |call, this: &LuaSampler| {
-            let tex = texture(call, 0)?;
-            let t = tex.as_ref();
-            let c = coord(call, "coord", call.arg(1), t)?;
-            let reference = call.number(2, "ref")? as f32;
-            let lod = call.number(3, "lod")? as f32;
-            let o = offset(call, 4, t)?;
-            this.0
-                .sample_cmp_level(t, c, reference, lod, o)
-                .map_err(|e| call.error(e))
-        },
-    );
-    method(
-        methods,
-        "gather",
-        "Sampler:gather",
-        |call, this: &LuaSampler| {
-            let tex = texture(call, 0)?;
-            let t = tex.as_ref();
-            let c = coord(call, "coord", call.arg(1), t)?;
-            let comp = component(call, 2)?;
-            let o = offset(call, 3, t)?;
-            let [a, b, c2, d] = this.0.gather(t, c, comp, o).map_err(|e| call.error(e))?;
-            Ok((a, b, c2, d))
-        },
-    );
-    method(
-        methods,
-        "gatherCmp",
-        "Sampler:gatherCmp",
-        |call, this: &LuaSampler| {
-            let tex = texture(call, 0)?;
-            let t = tex.as_ref();
-            let c = coord(call, "coord", call.arg(1), t)?;
-            let reference = call.number(2, "ref")? as f32;
-            let o = offset(call, 3, t)?;
-            let [a, b, c2, d] = this
-                .0
-                .gather_cmp(t, c, reference, o)
-                .map_err(|e| call.error(e))?;
-            Ok((a, b, c2, d))
-        },
-    );
-    method(
-        methods,
-        "calculateLod",
-        "Sampler:calculateLod",
-        |call, this: &LuaSampler| {
-            let tex = texture(call, 0)?;
-            let t = tex.as_ref();
-            let c = coord(call, "coord", call.arg(1), t)?;
-            let ddx = derivative(call, "ddx", call.arg(2), t)?;
-            let ddy = derivative(call, "ddy", call.arg(3), t)?;
-            let [clamped, unclamped] = this
-                .0
-                .calculate_lod(t, c, ddx, ddy)
-                .map_err(|e| call.error(e))?;
-            Ok((clamped, unclamped))
-        },
-    );
-    method(
-        methods,
-        "sampleLevelBatch",
-        "Sampler:sampleLevelBatch",
-        |call, this: &LuaSampler| {
-            penumbra_core::zone!("penumbra_lua::sampleLevelBatch");
-            let tex = texture(call, 0)?;
-            let t = tex.as_ref();
-            let coords = batch_coords(call, 1, t)?;
-            let lod = call.number(2, "lod")? as f32;
-            let o = offset(call, 3, t)?;
-            let host = Host::of(call.lua);
-            let out = call.lua.create_table_with_capacity(coords.len(), 0)?;
-            for (k, &c) in coords.iter().enumerate() {
-                if k % BATCH_CHECK_EVERY == BATCH_CHECK_EVERY - 1 {
-                    host.check_deadline(call.lua)?;
+            let rgba = s
+                .sample_level(b.tex(), c, lod, o)
+                .map_err(|e| call.error(format!("coords[{}]: {e}", k + 1)))?;
+            out.raw_push(rgba_table(call, rgba)?)?;
+        }
+        Ok(out)
+    });
+    sampling(methods, "sampleCmpLevelZeroBatch", |call, s, b| {
+        penumbra_core::zone!("penumbra_lua::sampleCmpLevelZeroBatch");
+        let coords = b.coords(call, 1)?;
+        let refs = match call.arg(2) {
+            Value::Table(r) => {
+                let values = call.sequence(r)?;
+                if values.len() != coords.len() {
+                    return Err(call.error(format!(
+                        "refs: expected one reference per coordinate ({}), got {}",
+                        coords.len(),
+                        values.len()
+                    )));
                 }
-                let rgba = this
-                    .0
-                    .sample_level(t, c, lod, o)
-                    .map_err(|e| call.error(format!("coords[{}]: {e}", k + 1)))?;
-                out.raw_push(rgba_table(call, rgba)?)?;
-            }
-            Ok(out)
-        },
-    );
-    method(
-        methods,
-        "sampleCmpLevelZeroBatch",
-        "Sampler:sampleCmpLevelZeroBatch",
-        |call, this: &LuaSampler| {
-            penumbra_core::zone!("penumbra_lua::sampleCmpLevelZeroBatch");
-            let tex = texture(call, 0)?;
-            let t = tex.as_ref();
-            let coords = batch_coords(call, 1, t)?;
-            let refs = match call.arg(2) {
-                Value::Table(r) => {
-                    let values = call.sequence(r)?;
-                    if values.len() != coords.len() {
-                        return Err(call.error(format!(
-                            "refs: expected one reference per coordinate ({}), got {}",
-                            coords.len(),
-                            values.len()
-                        )));
-                    }
-                    let mut refs = Vec::with_capacity(coords.len());
-                    for (k, v) in values.iter().enumerate() {
-                        refs.push(call.number_of(&Indexed("refs", k + 1), v)? as f32);
-                    }
-                    refs
+                let mut refs = Vec::with_capacity(coords.len());
+                for (k, v) in values.iter().enumerate() {
+                    refs.push(call.read(&Indexed("refs", k + 1), v)?);
                 }
-                v => vec![call.number_of("refs", v)? as f32; coords.len()],
-            };
-            let o = offset(call, 3, t)?;
-            let host = Host::of(call.lua);
-            if let Some(tex) = t
-                && let Some(slice) = batch_slice(tex, &coords, o)
-                && let Value::UserData(ud) = call.arg(0)
-            {
-                // The first lookup reports what is wrong with the sampler or texture exactly as
-                // the one-by-one path does; the batch then returns the same bits for all.
-                this.0
-                    .sample_cmp_level_zero(t, coords[0], refs[0], o)
-                    .map_err(|e| call.error(format!("coords[1]: {e}")))?;
-                let batch = ud
-                    .borrow::<LuaTexture>()?
-                    .cmp_batch(call.lua, &this.0, slice)
-                    .map_err(|e| call.error(e))?;
-                if let Some(batch) = batch {
-                    let uv: Vec<[f32; 2]> = coords.iter().map(|c| [c.0[0], c.0[1]]).collect();
-                    let mut lit = vec![0.0f32; uv.len()];
-                    for ((uv, refs), out) in uv
-                        .chunks(BATCH_CHECK_EVERY)
-                        .zip(refs.chunks(BATCH_CHECK_EVERY))
-                        .zip(lit.chunks_mut(BATCH_CHECK_EVERY))
-                    {
-                        host.check_deadline(call.lua)?;
-                        batch.run(uv, refs, out).map_err(|e| call.error(e))?;
-                    }
-                    return call.lua.create_sequence_from(lit);
-                }
+                refs
             }
-            let mut lit = Vec::with_capacity(coords.len());
-            for (k, (&c, &r)) in coords.iter().zip(&refs).enumerate() {
-                if k % BATCH_CHECK_EVERY == BATCH_CHECK_EVERY - 1 {
-                    host.check_deadline(call.lua)?;
+            v => vec![call.read("refs", v)?; coords.len()],
+        };
+        let o = b.offset(call, 3)?;
+        let context = ScriptContext::of(call.lua);
+        if let (Some(tex), Some(ud)) = (b.tex(), &b.ud)
+            && let Some(slice) = batch_slice(tex, &coords, o)
+        {
+            // The first lookup reports what is wrong with the sampler or texture exactly as
+            // the one-by-one path does; the batch then returns the same bits for all.
+            s.sample_cmp_level_zero(b.tex(), coords[0], refs[0], o)
+                .map_err(|e| call.error(format!("coords[1]: {e}")))?;
+            let batch = ud
+                .borrow::<LuaTexture>()?
+                .cmp_batch(call.lua, s, slice)
+                .map_err(|e| call.error(e))?;
+            if let Some(batch) = batch {
+                let uv: Vec<[f32; 2]> = coords.iter().map(|c| [c.0[0], c.0[1]]).collect();
+                let mut lit = vec![0.0f32; uv.len()];
+                for ((uv, refs), out) in uv
+                    .chunks(BATCH_CHECK_EVERY)
+                    .zip(refs.chunks(BATCH_CHECK_EVERY))
+                    .zip(lit.chunks_mut(BATCH_CHECK_EVERY))
+                {
+                    context.check_deadline(call.lua)?;
+                    batch.run(uv, refs, out).map_err(|e| call.error(e))?;
                 }
-                lit.push(
-                    this.0
-                        .sample_cmp_level_zero(t, c, r, o)
-                        .map_err(|e| call.error(format!("coords[{}]: {e}", k + 1)))?,
-                );
+                return call.lua.create_sequence_from(lit);
             }
-            call.lua.create_sequence_from(lit)
-        },
-    );
+        }
+        let mut lit = Vec::with_capacity(coords.len());
+        for (k, (&c, &r)) in coords.iter().zip(&refs).enumerate() {
+            if k % BATCH_CHECK_EVERY == BATCH_CHECK_EVERY - 1 {
+                context.check_deadline(call.lua)?;
+            }
+            lit.push(
+                s.sample_cmp_level_zero(b.tex(), c, r, o)
+                    .map_err(|e| call.error(format!("coords[{}]: {e}", k + 1)))?,
+            );
+        }
+        call.lua.create_sequence_from(lit)
+    });
 }

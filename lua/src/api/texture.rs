@@ -10,13 +10,16 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::str::FromStr;
 
-use mlua::{Lua, MetaMethod, MultiValue, Table, UserData, UserDataFields, UserDataMethods, Value};
+use mlua::{
+    Function, Lua, MetaMethod, MultiValue, Table, UserData, UserDataFields, UserDataMethods, Value,
+};
 use penumbra_core::sample::batch::CmpBatch;
 use penumbra_core::texture::MipFilter;
 use penumbra_core::{Dimension, Format, Sampler, Texture, TextureDesc, TextureError};
 
-use super::{Call, Indexed, function, method};
-use crate::host::{Charge, Host};
+use super::names::{self, Members};
+use super::{Call, Fields, Four, Indexed, ScriptType, export, method};
+use crate::context::{Charge, ScriptContext};
 
 /// The fields of a texture desc table.
 const TEXTURE_KEYS: [&str; 9] = [
@@ -91,9 +94,10 @@ impl LuaTexture {
         }
         let [w, h, _] = self.desc.level_size(0);
         let keys = 2 * (u64::from(w) + 4) * (u64::from(h) + 3) * 4;
-        let Ok(charge) = Host::of(lua)
-            .textures
-            .charge_for(lua, keys, "a comparison batch")
+        let Ok(charge) =
+            ScriptContext::of(lua)
+                .textures
+                .charge_for(lua, keys, "a comparison batch")
         else {
             return Ok(None);
         };
@@ -118,6 +122,17 @@ impl LuaTexture {
     /// The resource description.
     pub fn desc(&self) -> &TextureDesc {
         &self.desc
+    }
+
+    /// The size of mip level `mip` (the argument `what`), which the texture must have.
+    pub fn level_size(&self, call: &Call<'_>, what: &str, mip: u32) -> mlua::Result<[u32; 3]> {
+        if mip >= self.desc.mip_levels {
+            return Err(call.error(format!(
+                "{what} = {mip}: the texture has {} mip level(s)",
+                self.desc.mip_levels
+            )));
+        }
+        Ok(self.desc.level_size(mip))
     }
 
     /// The engine texture (sharing storage; no copy unless writes are pending, and then none
@@ -212,8 +227,8 @@ fn texel_arg(call: &Call<'_>, tex: &LuaTexture, at: [usize; 4]) -> mlua::Result<
     let d = tex.desc();
     let x = call.index(at[0], "x")?;
     let y = call.index(at[1], "y")?;
-    let mip = call.opt(at[2], |v| call.index_of("mip", v))?.unwrap_or(0);
-    let slice = call.opt(at[3], |v| call.index_of("slice", v))?.unwrap_or(0);
+    let mip = call.get::<Option<u32>>(at[2], "mip")?.unwrap_or(0);
+    let slice = call.get::<Option<u32>>(at[3], "slice")?.unwrap_or(0);
     if mip >= d.mip_levels {
         return Err(call.error(format!(
             "mip = {mip}: the texture has {} mip level(s), 0..{}",
@@ -343,7 +358,7 @@ pub(super) fn new_texture(
     make: impl FnOnce() -> Result<Texture, TextureError>,
 ) -> mlua::Result<LuaTexture> {
     desc.validate().map_err(|e| call.error(texture_error(&e)))?;
-    let charge = Host::of(call.lua)
+    let charge = ScriptContext::of(call.lua)
         .textures
         .charge(call.lua, desc.total_bytes())
         .map_err(|e| call.error(e))?;
@@ -355,21 +370,8 @@ pub(super) fn new_texture(
 fn create(call: &Call<'_>) -> mlua::Result<LuaTexture> {
     penumbra_core::zone!("penumbra_lua::texture");
     let t = call.table_of("desc", call.arg(0))?;
-    for pair in t.pairs::<Value, Value>() {
-        let (key, _) = pair?;
-        let known = match &key {
-            Value::String(s) => s.to_str().is_ok_and(|s| TEXTURE_KEYS.contains(&&*s)),
-            _ => false,
-        };
-        if !known {
-            return Err(call.error(format!(
-                "desc: unknown field {}; a texture desc has {}",
-                super::describe(&key),
-                TEXTURE_KEYS.join(", ")
-            )));
-        }
-    }
-    let field = |name: &str| t.raw_get::<Value>(name);
+    let fields = Fields::check_as(call, "desc", Some(t), &TEXTURE_KEYS, "a texture desc has")?;
+    let field = |name: &str| fields.get(name);
     let format_name = match field("format")? {
         Value::Nil => {
             return Err(call.error(
@@ -434,13 +436,17 @@ fn create(call: &Call<'_>) -> mlua::Result<LuaTexture> {
 }
 
 pub(super) fn register(lua: &Lua, module: &Table) -> mlua::Result<()> {
-    module.raw_set("texture", function(lua, "penumbra.texture", create)?)?;
+    export(lua, module, "texture", create)?;
     Ok(())
+}
+
+impl ScriptType for LuaTexture {
+    const MEMBERS: &'static Members = &names::TEXTURE_MEMBERS;
 }
 
 impl UserData for LuaTexture {
     fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
-        fields.add_meta_field(MetaMethod::Type, "Texture");
+        Self::name_field(fields);
         fields.add_field_method_get("width", |_, t| Ok(t.desc.width));
         fields.add_field_method_get("height", |_, t| Ok(t.desc.height));
         fields.add_field_method_get("depth", |_, t| Ok(t.desc.depth));
@@ -451,7 +457,7 @@ impl UserData for LuaTexture {
     }
 
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
-        crate::api::names::strict(methods, &crate::api::names::TEXTURE_MEMBERS);
+        crate::api::names::strict(methods);
         methods.add_meta_method(MetaMethod::ToString, |_, t, ()| {
             let d = &t.desc;
             Ok(format!(
@@ -459,53 +465,40 @@ impl UserData for LuaTexture {
                 d.format, d.dimension, d.width, d.height, d.depth, d.mip_levels, d.array_size
             ))
         });
-        method(methods, "get", "Texture:get", |call, this: &Self| {
+        method(methods, "get", |call, this: &Self| {
             let at = texel_arg(call, this, [0, 1, 2, 3])?;
-            let [r, g, b, a] = this.load(at).map_err(|e| call.error(e))?;
-            Ok((r, g, b, a))
+            this.load(at).map(Four).map_err(|e| call.error(e))
         });
-        method(methods, "set", "Texture:set", |call, this: &Self| {
+        method(methods, "set", |call, this: &Self| {
             let at = texel_arg(call, this, [0, 1, 3, 4])?;
             let value = value_of(call, "value", call.arg(2))?;
             unorm_hint(call, this.desc.format, value);
             this.store(at, value).map_err(|e| call.error(e))
         });
-        method(methods, "size", "Texture:size", |call, this: &Self| {
-            let mip = call.opt(0, |v| call.index_of("mip", v))?.unwrap_or(0);
-            if mip >= this.desc.mip_levels {
-                return Err(call.error(format!(
-                    "mip = {mip}: the texture has {} mip level(s)",
-                    this.desc.mip_levels
-                )));
-            }
-            let [w, h, d] = this.desc.level_size(mip);
+        method(methods, "size", |call, this: &Self| {
+            let mip = call.get::<Option<u32>>(0, "mip")?.unwrap_or(0);
+            let [w, h, d] = this.level_size(call, "mip", mip)?;
             Ok((w, h, d))
         });
-        method(methods, "fill", "Texture:fill", |call, this: &Self| {
+        method(methods, "fill", |call, this: &Self| {
             penumbra_core::zone!("penumbra_lua::fill");
-            let f = call.function(0, "fn")?;
-            let mip = call.opt(1, |v| call.index_of("mip", v))?.unwrap_or(0);
+            let f = call.get::<Function>(0, "fn")?;
+            let mip = call.get::<Option<u32>>(1, "mip")?.unwrap_or(0);
             let d = this.desc;
-            if mip >= d.mip_levels {
-                return Err(call.error(format!(
-                    "mip = {mip}: the texture has {} mip level(s)",
-                    d.mip_levels
-                )));
-            }
-            let [w, h, depth] = d.level_size(mip);
+            let [w, h, depth] = this.level_size(call, "mip", mip)?;
             let (layers, is_3d) = if d.dimension == Dimension::Texture3D {
                 (depth, true)
             } else {
                 (d.array_size, false)
             };
-            let host = Host::of(call.lua);
+            let context = ScriptContext::of(call.lua);
             let mut count = 0u64;
             for layer in 0..layers {
                 for y in 0..h {
                     for x in 0..w {
                         count += 1;
                         if count.is_multiple_of(FILL_CHECK_EVERY) {
-                            host.check_deadline(call.lua)?;
+                            context.check_deadline(call.lua)?;
                         }
                         let out: MultiValue = f.call((x, y, layer))?;
                         let value = fill_value(call, &out)?;
@@ -529,24 +522,19 @@ impl UserData for LuaTexture {
             }
             Ok(())
         });
-        method(
-            methods,
-            "generateMips",
-            "Texture:generateMips",
-            |call, this: &Self| {
-                penumbra_core::zone!("penumbra_lua::generateMips");
-                let filter = mip_filter(call, "filter", call.arg(0))?;
-                let texture = this.texture().map_err(|e| call.error(e))?;
-                // The copy the mips are made in is held next to the texture until it replaces
-                // it.
-                let _copy = Host::of(call.lua)
-                    .textures
-                    .charge_for(call.lua, this.desc.total_bytes(), "generating mips")
-                    .map_err(|e| call.error(e))?;
-                let mipped = texture.generate_mips(filter).map_err(|e| call.error(e))?;
-                this.replace(mipped).map_err(|e| call.error(e))
-            },
-        );
+        method(methods, "generateMips", |call, this: &Self| {
+            penumbra_core::zone!("penumbra_lua::generateMips");
+            let filter = mip_filter(call, "filter", call.arg(0))?;
+            let texture = this.texture().map_err(|e| call.error(e))?;
+            // The copy the mips are made in is held next to the texture until it replaces
+            // it.
+            let _copy = ScriptContext::of(call.lua)
+                .textures
+                .charge_for(call.lua, this.desc.total_bytes(), "generating mips")
+                .map_err(|e| call.error(e))?;
+            let mipped = texture.generate_mips(filter).map_err(|e| call.error(e))?;
+            this.replace(mipped).map_err(|e| call.error(e))
+        });
         super::png::add_save(methods);
     }
 }
@@ -557,7 +545,7 @@ fn unorm_hint(call: &Call<'_>, format: Format, value: [f32; 4]) {
     if format.unorm_max().is_some()
         && let Some(v) = value.iter().find(|v| **v > 1.0 && v.is_finite())
     {
-        Host::of(call.lua).warn(
+        ScriptContext::of(call.lua).warn(
             call.lua,
             "unorm above 1",
             &format!(

@@ -6,14 +6,14 @@
 
 use std::arch::x86_64::*;
 
-use super::{Consts, EQUAL, LESS, NAN_REF, NOT_EQUAL, RefKind, Test};
+use super::{Consts, EQUAL, LESS, NAN_REF};
 
 const LANES: usize = 16;
 /// How many steps ahead big images are prefetched.
 const AHEAD: usize = 4;
 
 /// Constants splatted once per batch.
-struct Splat {
+pub(super) struct Splat {
     size256: [__m512; 2],
     hi: [__m512i; 2],
     wrap: [__mmask16; 2],
@@ -76,7 +76,7 @@ unsafe fn load16x4(base: *const i32, ix: &[usize; LANES], i: usize) -> __m512i {
 }
 
 /// How the key image is stored and fetched.
-trait Fetch: Sized {
+pub(super) trait Fetch: Sized {
     /// The four keys of each lane's footprint at entry `idx`: row 0 left/right, row 1 left/right.
     ///
     /// # Safety
@@ -227,7 +227,7 @@ unsafe fn ref_key<const UNORM: bool>(k: &Splat, r: __m512) -> __m512i {
 
 /// The per-lookup values a step computes before it touches the key image.
 #[derive(Clone, Copy)]
-struct Prep {
+pub(super) struct Prep {
     idx: __m512i,
     wx: __m512i,
     wy: __m512i,
@@ -318,165 +318,37 @@ unsafe fn load_uv(p: *const [f32; 2]) -> (__m512, __m512) {
     }
 }
 
-/// Loads and prepares the lookups `i..i + LANES`.
+/// A prepared step of zeros.
+#[inline(always)]
+unsafe fn blank() -> Prep {
+    unsafe {
+        let z = _mm512_setzero_si512();
+        Prep {
+            idx: z,
+            wx: z,
+            wy: z,
+            rk: z,
+        }
+    }
+}
+
+/// Loads and prepares the `LANES` lookups at `uv` and `refs`.
 #[inline(always)]
 unsafe fn step<const POINT: bool, const WRAP: bool, const UNORM: bool>(
     k: &Splat,
-    uv: &[[f32; 2]],
-    refs: &[f32],
-    i: usize,
+    uv: *const [f32; 2],
+    refs: *const f32,
 ) -> Prep {
-    debug_assert!(i + LANES <= uv.len() && i + LANES <= refs.len());
     unsafe {
-        let (u, v) = load_uv(uv.as_ptr().add(i));
-        let r = _mm512_loadu_ps(refs.as_ptr().add(i));
-        prepare::<POINT, WRAP, UNORM>(k, u, v, r)
+        let (u, v) = load_uv(uv);
+        prepare::<POINT, WRAP, UNORM>(k, u, v, _mm512_loadu_ps(refs))
     }
 }
 
-// Not `inline(always)`: each instantiation is a function of its own, so at `opt-level = 0`
-// (a game's default dev build) the stack holds one instantiation's locals, not those of all
-// of them inlined into the entry point (which overflowed a 2 MiB task thread).
-#[target_feature(enable = "avx512f")]
-unsafe fn run_impl<
-    K: Fetch,
-    const POINT: bool,
-    const WRAP: bool,
-    const TEST: u8,
-    const UNORM: bool,
->(
-    c: &Consts,
-    keys: &[K],
-    uv: &[[f32; 2]],
-    refs: &[f32],
-    out: &mut [f32],
-) {
-    unsafe {
-        let k = Splat::new(c);
-        let base = keys.as_ptr();
-        let n = uv.len() / LANES * LANES;
-        let mut done = 0;
-        if c.prefetch {
-            // Big images: a chunk is prepared and its footprints prefetched one chunk ahead of
-            // the chunk that fetches, so the cache misses of AHEAD steps overlap.
-            let chunk = AHEAD * LANES;
-            let chunks = n / chunk;
-            let blank = Prep {
-                idx: _mm512_setzero_si512(),
-                wx: _mm512_setzero_si512(),
-                wy: _mm512_setzero_si512(),
-                rk: _mm512_setzero_si512(),
-            };
-            let mut ring = [[blank; AHEAD]; 2];
-            for j in 0..chunks + 1 {
-                if j < chunks {
-                    for (s, p) in ring[j & 1].iter_mut().enumerate() {
-                        *p = step::<POINT, WRAP, UNORM>(&k, uv, refs, j * chunk + s * LANES);
-                        prefetch(base, p);
-                    }
-                }
-                if j > 0 {
-                    let at = (j - 1) * chunk;
-                    for (s, p) in ring[(j - 1) & 1].iter().enumerate() {
-                        let res = finish::<K, TEST>(base, *p);
-                        _mm512_storeu_ps(out.as_mut_ptr().add(at + s * LANES), res);
-                    }
-                }
-            }
-            done = chunks * chunk;
-        }
-        for i in (done..n).step_by(LANES) {
-            let res = finish::<K, TEST>(base, step::<POINT, WRAP, UNORM>(&k, uv, refs, i));
-            _mm512_storeu_ps(out.as_mut_ptr().add(i), res);
-        }
-        let rest = uv.len() - n;
-        if rest > 0 {
-            let mut tuv = [[0.0f32; 2]; LANES];
-            let mut tr = [0.0f32; LANES];
-            let mut to = [0.0f32; LANES];
-            tuv[..rest].copy_from_slice(&uv[n..]);
-            tr[..rest].copy_from_slice(&refs[n..]);
-            let (u, v) = load_uv(tuv.as_ptr());
-            let r = _mm512_loadu_ps(tr.as_ptr());
-            let res = finish::<K, TEST>(base, prepare::<POINT, WRAP, UNORM>(&k, u, v, r));
-            _mm512_storeu_ps(to.as_mut_ptr(), res);
-            out[n..].copy_from_slice(&to[..rest]);
-        }
-    }
+/// Stores `LANES` results.
+#[inline(always)]
+unsafe fn store(out: *mut f32, res: __m512) {
+    unsafe { _mm512_storeu_ps(out, res) }
 }
 
-macro_rules! dispatch {
-    ($c:expr, $k:ty, $unorm:tt, $args:tt) => {
-        match ($c.point, $c.any_wrap) {
-            (false, false) => dispatch!(@test $c, $k, false, false, $unorm, $args),
-            (false, true) => dispatch!(@test $c, $k, false, true, $unorm, $args),
-            (true, false) => dispatch!(@test $c, $k, true, false, $unorm, $args),
-            (true, true) => dispatch!(@test $c, $k, true, true, $unorm, $args),
-        }
-    };
-    (@test $c:expr, $k:ty, $p:tt, $w:tt, $unorm:tt, ($keys:expr, $uv:expr, $refs:expr, $out:expr)) => {
-        match $c.test {
-            Test::Less => run_impl::<$k, $p, $w, LESS, $unorm>($c, $keys, $uv, $refs, $out),
-            Test::Equal => run_impl::<$k, $p, $w, EQUAL, $unorm>($c, $keys, $uv, $refs, $out),
-            Test::NotEqual => {
-                run_impl::<$k, $p, $w, NOT_EQUAL, $unorm>($c, $keys, $uv, $refs, $out)
-            }
-        }
-    };
-}
-
-/// The kernel over 16-bit UNORM keys.
-///
-/// # Safety
-/// The CPU must support AVX-512F; `keys` must be the padded image `c` describes
-/// (`2·(M + 3)·stride` keys, row pairs) and the slices must have equal lengths.
-#[target_feature(enable = "avx512f")]
-pub(super) unsafe fn run_u16(
-    c: &Consts,
-    keys: &[u16],
-    uv: &[[f32; 2]],
-    refs: &[f32],
-    out: &mut [f32],
-) {
-    debug_assert!(uv.len() == refs.len() && uv.len() == out.len());
-    // SAFETY: the caller's contract.
-    unsafe { dispatch!(c, u16, true, (keys, uv, refs, out)) }
-}
-
-/// The kernel over 32-bit keys (f32 or 24-bit UNORM).
-///
-/// # Safety
-/// As [`run_u16`].
-#[target_feature(enable = "avx512f")]
-pub(super) unsafe fn run_i32(
-    c: &Consts,
-    keys: &[i32],
-    uv: &[[f32; 2]],
-    refs: &[f32],
-    out: &mut [f32],
-) {
-    debug_assert!(uv.len() == refs.len() && uv.len() == out.len());
-    // SAFETY: the caller's contract.
-    unsafe {
-        if c.ref_kind == RefKind::Unorm {
-            dispatch!(c, i32, true, (keys, uv, refs, out))
-        } else {
-            dispatch!(c, i32, false, (keys, uv, refs, out))
-        }
-    }
-}
-
-/// The projection of `run_projected`, compiled for AVX-512 (same operations, same order).
-///
-/// # Safety
-/// The CPU must support AVX-512F.
-#[target_feature(enable = "avx512f")]
-pub(super) unsafe fn project(
-    m: &[[f32; 4]; 4],
-    pts: &[glam::Vec3],
-    bias: f32,
-    uv: &mut [[f32; 2]],
-    refs: &mut [f32],
-) {
-    super::project_points(m, pts, bias, uv, refs);
-}
+super::driver::simd_entry_points!("avx512f", Avx512, "AVX-512F");

@@ -54,7 +54,33 @@
 //! in the same order, so they agree bit for bit with each other and with the scalar reference
 //! (`tests/batch.rs` checks every level the CPU has).
 
+/// The configuration → const generics match every kernel makes once per call: point or linear,
+/// any WRAP axis, the test (`$run` is the kernel's generic loop). Defined before the kernel
+/// modules so that they (and `simd_entry_points!`) see it.
+macro_rules! dispatch {
+    ($run:ident, $c:expr, $k:ty, $unorm:tt, $args:tt) => {
+        match ($c.point, $c.any_wrap) {
+            (false, false) => dispatch!(@test $run, $c, $k, false, false, $unorm, $args),
+            (false, true) => dispatch!(@test $run, $c, $k, false, true, $unorm, $args),
+            (true, false) => dispatch!(@test $run, $c, $k, true, false, $unorm, $args),
+            (true, true) => dispatch!(@test $run, $c, $k, true, true, $unorm, $args),
+        }
+    };
+    (@test $run:ident, $c:expr, $k:ty, $p:tt, $w:tt, $unorm:tt, ($keys:expr, $uv:expr, $refs:expr, $out:expr)) => {{
+        use $crate::sample::batch::{EQUAL, LESS, NOT_EQUAL, Test};
+        match $c.test {
+            Test::Less => $run::<$k, $p, $w, LESS, $unorm>($c, $keys, $uv, $refs, $out),
+            Test::Equal => $run::<$k, $p, $w, EQUAL, $unorm>($c, $keys, $uv, $refs, $out),
+            Test::NotEqual => $run::<$k, $p, $w, NOT_EQUAL, $unorm>($c, $keys, $uv, $refs, $out),
+        }
+    }};
+}
+
+mod keys;
 mod scalar;
+
+#[cfg(target_arch = "x86_64")]
+mod driver;
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
@@ -62,6 +88,8 @@ mod avx2;
 mod avx512;
 
 pub use crate::cpu::CpuExtension;
+
+use keys::{KernelPlan, Keys, Padding};
 
 /// The levels this CPU and build support that have a batch kernel of their own, portable first
 /// (what tests and benches loop over).
@@ -148,65 +176,6 @@ enum Plan {
     Constant(f32),
     Kernel(KernelPlan),
     Reference,
-}
-
-/// The key image and the constants every kernel reads.
-#[derive(Debug)]
-struct KernelPlan {
-    consts: Consts,
-    keys: Keys,
-    /// How padded texels map to the level's texels, for [`CmpBatch::refresh`].
-    padding: Option<Box<Padding>>,
-}
-
-/// The padded key image's sources: per padded column and row, the texel it repeats (`None`:
-/// the border).
-#[derive(Debug)]
-struct Padding {
-    cols: Vec<Option<u32>>,
-    rows: Vec<Option<u32>>,
-    border: i32,
-    keymap: KeyMap,
-    format: Format,
-    width: u32,
-    height: u32,
-}
-
-impl Padding {
-    /// The texel a padded position belongs to: the one it repeats, or for a border position
-    /// the nearest texel (whose region writes it).
-    fn owner(sources: &[Option<u32>], n: u32, p: usize) -> u32 {
-        sources[p].unwrap_or_else(|| (p as i64 - 2).clamp(0, i64::from(n) - 1) as u32)
-    }
-}
-
-/// The padded key image in row pairs: entry `q·stride + p` holds the keys of padded texels
-/// `(p, q)` and `(p, q + 1)`, so one lane's whole 2×2 footprint is the two adjacent entries `i`
-/// and `i + 1` — one 16-byte (32-bit keys) or 8-byte (16-bit keys) load.
-enum Keys {
-    /// 8- and 16-bit UNORM codes (R16, D16, \[EXT\] R8).
-    U16(Vec<u16>),
-    /// Ordered f32 keys, or 24-bit UNORM codes.
-    I32(Vec<i32>),
-}
-
-impl std::fmt::Debug for Keys {
-    /// The size, not the (possibly huge) contents.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Keys::U16(v) => write!(f, "U16({} keys)", v.len()),
-            Keys::I32(v) => write!(f, "I32({} keys)", v.len()),
-        }
-    }
-}
-
-impl Keys {
-    fn bytes(&self) -> usize {
-        match self {
-            Keys::U16(v) => 2 * v.len(),
-            Keys::I32(v) => 4 * v.len(),
-        }
-    }
 }
 
 /// What a reference becomes before it is compared with the keys.
@@ -382,259 +351,6 @@ impl Sampler {
         KernelPlan::build(self, tex, mip, slice, linear, lazy).map_or(Plan::Reference, Plan::Kernel)
     }
 }
-
-/// How a comparison function maps onto the kernels' integer tests.
-struct FuncMap {
-    test: Test,
-    /// Texel and reference keys are order-reversed (GREATER, GREATER_EQUAL).
-    reverse: bool,
-    /// `ref ≤ key` is tested as `ref − 1 < key`.
-    or_equal: bool,
-}
-
-impl FuncMap {
-    fn new(func: ComparisonFunc) -> FuncMap {
-        let (test, reverse, or_equal) = match func {
-            ComparisonFunc::Less => (Test::Less, false, false),
-            ComparisonFunc::LessEqual => (Test::Less, false, true),
-            ComparisonFunc::Greater => (Test::Less, true, false),
-            ComparisonFunc::GreaterEqual => (Test::Less, true, true),
-            ComparisonFunc::NotEqual => (Test::NotEqual, false, false),
-            _ => (Test::Equal, false, false),
-        };
-        FuncMap {
-            test,
-            reverse,
-            or_equal,
-        }
-    }
-}
-
-/// The key transform of one format: texel key = `(code_key ^ xor) + add`.
-#[derive(Clone, Copy, Debug)]
-struct KeyMap {
-    kind: RefKind,
-    /// UNORM `2^n − 1` (0 for floats).
-    max: u32,
-    xor: i32,
-    add: i32,
-}
-
-impl KeyMap {
-    fn new(format: Format, reverse: bool) -> Option<KeyMap> {
-        let (kind, max) = match format.kind() {
-            ComponentKind::Float32 => (RefKind::Float, 0),
-            ComponentKind::Unorm(_) => (RefKind::Unorm, format.unorm_max()?),
-            ComponentKind::Float16 => return None,
-        };
-        // Order reversal: `!k` for float keys, `max − k` (= `!k + max + 1`) for UNORM codes.
-        let (xor, add) = match (reverse, kind) {
-            (false, _) => (0, 0),
-            (true, RefKind::Float) => (-1, 0),
-            (true, RefKind::Unorm) => (-1, max as i32 + 1),
-        };
-        Some(KeyMap {
-            kind,
-            max,
-            xor,
-            add,
-        })
-    }
-
-    /// The key of a raw R code (UNORM code or f32 bits).
-    #[inline]
-    fn key(self, raw: u32) -> i32 {
-        match self.kind {
-            RefKind::Unorm => ((raw as i32) ^ self.xor).wrapping_add(self.add),
-            RefKind::Float => {
-                if scalar::is_nan_bits(raw) {
-                    NAN_TEXEL
-                } else {
-                    (scalar::float_key(raw) ^ self.xor).wrapping_add(self.add)
-                }
-            }
-        }
-    }
-
-    /// The key of the border's R (R35, R37).
-    fn border_key(self, color: [f32; 4], format: Format) -> i32 {
-        let border = Border::new(color, format);
-        match (self.kind, border.r_code) {
-            (RefKind::Unorm, Some(code)) => self.key(code),
-            _ => self.key(border.rgba[0].to_bits()),
-        }
-    }
-}
-
-impl KernelPlan {
-    fn consts(sampler: &Sampler, map: &FuncMap, keys: KeyMap, size: [u32; 2]) -> Consts {
-        let wrap = [
-            sampler.desc.address_u == AddressMode::Wrap,
-            sampler.desc.address_v == AddressMode::Wrap,
-        ];
-        Consts {
-            size256: size.map(|n| (256 * n) as f32),
-            hi: size.map(|n| n as i32 + 2),
-            wrap,
-            any_wrap: wrap[0] || wrap[1],
-            point: false,
-            floor: false,
-            stride: size[0] as i32 + 4,
-            prefetch: false,
-            test: map.test,
-            ref_kind: keys.kind,
-            unorm_max: f64::from(keys.max),
-            ref_xor: keys.xor,
-            ref_add: keys.add - i32::from(map.or_equal),
-        }
-    }
-
-    /// The key image of one level, padded by two texels per side (R28–R37 baked in).
-    ///
-    /// `lazy`: the image is left zeroed (untouched memory) and filled later by `refresh`.
-    fn build(
-        sampler: &Sampler,
-        tex: &Texture,
-        mip: u32,
-        slice: u32,
-        linear: bool,
-        lazy: bool,
-    ) -> Option<Self> {
-        let format = tex.format();
-        let map = FuncMap::new(sampler.desc.comparison_func);
-        let keymap = KeyMap::new(format, map.reverse)?;
-        let [w, h, _] = tex.level_size(mip);
-        let mut consts = Self::consts(sampler, &map, keymap, [w, h]);
-        if !linear {
-            consts.point = true;
-            consts.floor = !sampler.options.legacy_point_rounding; // R26
-        }
-        let pads = |n: u32, mode: AddressMode| -> Vec<Option<u32>> {
-            (-2..i64::from(n) + 2)
-                .map(|t| match address(t, n, mode) {
-                    Addressed::Texel(i) => Some(i),
-                    Addressed::Border => None,
-                })
-                .collect()
-        };
-        let cols = pads(w, sampler.desc.address_u);
-        let rows = pads(h, sampler.desc.address_v);
-        let border = keymap.border_key(sampler.desc.border_color, format);
-        if lazy {
-            let pairs = (rows.len() - 1) * cols.len();
-            let keys = if keymap.kind == RefKind::Unorm && keymap.max <= u32::from(u16::MAX) {
-                Keys::U16(crate::zeroed::zeroed_vec(2 * pairs)?)
-            } else {
-                let v = crate::zeroed::zeroed_vec(2 * pairs)?;
-                advise_huge_pages(&v);
-                Keys::I32(v)
-            };
-            consts.prefetch = keys.bytes() > PREFETCH_BYTES;
-            let padding = Padding {
-                cols,
-                rows,
-                border,
-                keymap,
-                format,
-                width: w,
-                height: h,
-            };
-            return Some(KernelPlan {
-                consts,
-                keys,
-                padding: Some(Box::new(padding)),
-            });
-        }
-        let data = tex.subresource(mip, slice);
-        let bpt = format.bytes_per_texel();
-        let row_keys = |row: Option<u32>| -> Vec<i32> {
-            cols.iter()
-                .map(|col| match (row, col) {
-                    (Some(y), Some(x)) => {
-                        let at = (y as usize * w as usize + *x as usize) * bpt;
-                        keymap.key(format.raw_component(&data[at..at + bpt], 0))
-                    }
-                    _ => border,
-                })
-                .collect()
-        };
-        let pairs = (rows.len() - 1) * cols.len();
-        let mut prev = row_keys(rows[0]);
-        let mut rows_below = rows[1..].iter().map(|&r| row_keys(r));
-        let keys = if keymap.kind == RefKind::Unorm && keymap.max <= u32::from(u16::MAX) {
-            let mut v = Vec::new();
-            v.try_reserve_exact(2 * pairs).ok()?;
-            for cur in rows_below.by_ref() {
-                v.extend(
-                    prev.iter()
-                        .zip(&cur)
-                        .flat_map(|(&a, &b)| [a as u16, b as u16]),
-                );
-                prev = cur;
-            }
-            Keys::U16(v)
-        } else {
-            let mut v = Vec::new();
-            v.try_reserve_exact(2 * pairs).ok()?;
-            advise_huge_pages(&v);
-            for cur in rows_below.by_ref() {
-                v.extend(prev.iter().zip(&cur).flat_map(|(&a, &b)| [a, b]));
-                prev = cur;
-            }
-            Keys::I32(v)
-        };
-        consts.prefetch = keys.bytes() > PREFETCH_BYTES;
-        Some(KernelPlan {
-            consts,
-            keys,
-            padding: None,
-        })
-    }
-
-    /// R62/R108: the resource clamp removed every level; each lookup compares the reference with
-    /// a texel of 0 — a 1×1 level of 0 whose pads are 0 as well.
-    fn empty_set(sampler: &Sampler, format: Format) -> Option<Self> {
-        let map = FuncMap::new(sampler.desc.comparison_func);
-        let keymap = KeyMap::new(format, map.reverse)?;
-        let consts = Self::consts(sampler, &map, keymap, [1, 1]);
-        let zero = keymap.key(0);
-        let len = 2 * 4 * 5;
-        let keys = if keymap.kind == RefKind::Unorm && keymap.max <= u32::from(u16::MAX) {
-            Keys::U16(vec![zero as u16; len])
-        } else {
-            Keys::I32(vec![zero; len])
-        };
-        Some(KernelPlan {
-            consts,
-            keys,
-            padding: None,
-        })
-    }
-}
-
-/// Asks Linux for transparent huge pages on the 2 MiB-aligned part of a large, still untouched
-/// key image (THP is often in `madvise` mode): random lookups over a big map otherwise miss the
-/// TLB on most taps. Advice only; a failure changes nothing.
-#[cfg(target_os = "linux")]
-fn advise_huge_pages<T>(v: &Vec<T>) {
-    unsafe extern "C" {
-        fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: i32) -> i32;
-    }
-    const MADV_HUGEPAGE: i32 = 14;
-    const HUGE: usize = 2 << 20;
-    let start = v.as_ptr() as usize;
-    let end = start + v.capacity() * size_of::<T>();
-    let first = start.next_multiple_of(HUGE);
-    if end >= first + HUGE {
-        let len = (end - first) / HUGE * HUGE;
-        // SAFETY: the range lies inside the vector's own allocation; MADV_HUGEPAGE changes no
-        // contents and no mapping, only how the kernel backs the pages.
-        unsafe { madvise(first as *mut std::ffi::c_void, len, MADV_HUGEPAGE) };
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn advise_huge_pages<T>(_: &Vec<T>) {}
 
 impl CmpBatch {
     /// Rewrites the keys that the level's texels `x0..=x1 × y0..=y1` own, from `level` (the

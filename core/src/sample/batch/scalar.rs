@@ -8,7 +8,7 @@
 //! `w = F & 255`, the padded index `clamp(t + 2, 0, N + 2)`, four keys from the row-pair image,
 //! the integer test against the reference key, and `Σ passing (256−w)·w products · 2^-16`.
 
-use super::{Consts, EQUAL, LESS, NAN_REF, NOT_EQUAL, RefKind, Test};
+use super::{Consts, EQUAL, LESS, NAN_REF, RefKind};
 
 /// A key as stored in the key image.
 pub(super) trait Key: Copy {
@@ -193,36 +193,16 @@ fn run_impl<K: Key, const POINT: bool, const WRAP: bool, const TEST: u8, const U
     }
 }
 
-macro_rules! dispatch {
-    ($c:expr, $k:ty, $unorm:tt, $args:tt) => {
-        match ($c.point, $c.any_wrap) {
-            (false, false) => dispatch!(@test $c, $k, false, false, $unorm, $args),
-            (false, true) => dispatch!(@test $c, $k, false, true, $unorm, $args),
-            (true, false) => dispatch!(@test $c, $k, true, false, $unorm, $args),
-            (true, true) => dispatch!(@test $c, $k, true, true, $unorm, $args),
-        }
-    };
-    (@test $c:expr, $k:ty, $p:tt, $w:tt, $unorm:tt, ($keys:expr, $uv:expr, $refs:expr, $out:expr)) => {
-        match $c.test {
-            Test::Less => run_impl::<$k, $p, $w, LESS, $unorm>($c, $keys, $uv, $refs, $out),
-            Test::Equal => run_impl::<$k, $p, $w, EQUAL, $unorm>($c, $keys, $uv, $refs, $out),
-            Test::NotEqual => {
-                run_impl::<$k, $p, $w, NOT_EQUAL, $unorm>($c, $keys, $uv, $refs, $out)
-            }
-        }
-    };
-}
-
 /// The scalar kernel over 16-bit UNORM keys (lengths checked by the caller).
 pub(super) fn run_u16(c: &Consts, keys: &[u16], uv: &[[f32; 2]], refs: &[f32], out: &mut [f32]) {
-    dispatch!(c, u16, true, (keys, uv, refs, out))
+    dispatch!(run_impl, c, u16, true, (keys, uv, refs, out))
 }
 
 /// The scalar kernel over 32-bit keys (f32 or 24-bit UNORM).
 pub(super) fn run_i32(c: &Consts, keys: &[i32], uv: &[[f32; 2]], refs: &[f32], out: &mut [f32]) {
     if c.ref_kind == RefKind::Unorm {
-        dispatch!(c, i32, true, (keys, uv, refs, out))
+        dispatch!(run_impl, c, i32, true, (keys, uv, refs, out))
     } else {
-        dispatch!(c, i32, false, (keys, uv, refs, out))
+        dispatch!(run_impl, c, i32, false, (keys, uv, refs, out))
     }
 }

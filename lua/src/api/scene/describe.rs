@@ -1,13 +1,15 @@
 //! Light, eye and transform descriptions read from Lua tables, and the probe walk of
 //! `probePath`: every field checked, with a message that names it.
 
+use std::fmt::Display;
+
 use glam::{EulerRot, Mat4, Quat, Vec3};
 use mlua::Value;
 use penumbra_core::shadow::{Aabb, Light, LightKind, PcfKernel};
 
-use super::{EyeParams, State};
-use crate::api::{Call, Fields};
-use crate::host::Host;
+use super::EyeParams;
+use crate::api::{Call, Fields, FromArg};
+use crate::context::ScriptContext;
 
 /// The largest shadow-map edge a script may ask for.
 const MAX_LIGHT_RESOLUTION: u32 = 8192;
@@ -92,35 +94,98 @@ pub(super) fn eye_params(
     })
 }
 
-/// An optional object transform `{position = v, rotation = {x, y, z} degrees, scale = s | v}`:
-/// scale, then rotate (roll about z, pitch about x, yaw about y), then move.
-pub(super) fn transform(call: &Call<'_>, i: usize) -> mlua::Result<Mat4> {
-    let f = Fields::optional(call, i, "transform", &TRANSFORM_KEYS)?;
-    let position = f.vec3("position")?.unwrap_or(Vec3::ZERO);
-    let rotation = f.vec3("rotation")?.unwrap_or(Vec3::ZERO);
-    let scale = match f.get("scale")? {
-        Value::Nil => Vec3::ONE,
-        v @ (Value::Integer(_) | Value::Number(_)) => {
-            Vec3::splat(call.finite_of("transform.scale", &v)? as f32)
-        }
-        v => call.vec3_of("transform.scale", &v)?,
-    };
-    let rotation = Quat::from_euler(
-        EulerRot::YXZ,
-        rotation.y.to_radians(),
-        rotation.x.to_radians(),
-        rotation.z.to_radians(),
-    );
-    Ok(Mat4::from_scale_rotation_translation(
-        scale, rotation, position,
-    ))
+/// An object's placement `{position = v, rotation = {x, y, z} degrees, scale = s | v}` (nil:
+/// where it was modelled): scale, then rotate (roll about z, pitch about x, yaw about y), then
+/// move.
+pub(super) struct Transform(pub Mat4);
+
+impl FromArg for Transform {
+    fn from_arg(call: &Call<'_>, what: &(impl Display + ?Sized), v: &Value) -> mlua::Result<Self> {
+        let f = Fields::check(call, what, call.read(what, v)?, &TRANSFORM_KEYS)?;
+        let position = f.vec3("position")?.unwrap_or(Vec3::ZERO);
+        let rotation = f.vec3("rotation")?.unwrap_or(Vec3::ZERO);
+        let scale = match f.get("scale")? {
+            Value::Nil => Vec3::ONE,
+            v @ (Value::Integer(_) | Value::Number(_)) => {
+                Vec3::splat(call.finite_of(&f.name("scale"), &v)? as f32)
+            }
+            v => call.vec3_of(&f.name("scale"), &v)?,
+        };
+        let rotation = Quat::from_euler(
+            EulerRot::YXZ,
+            rotation.y.to_radians(),
+            rotation.x.to_radians(),
+            rotation.z.to_radians(),
+        );
+        Ok(Transform(Mat4::from_scale_rotation_translation(
+            scale, rotation, position,
+        )))
+    }
 }
 
-/// `scene:addLight(desc)`.
-pub(super) fn read_light(call: &Call<'_>, state: &State) -> mlua::Result<(String, Light)> {
-    let f = Fields::required(call, 0, "desc", &LIGHT_KEYS)?;
+/// A new light's or eye's name: the one given (not empty), or `default`; never one the scene
+/// already has (`taken`). `noun` names the kind in messages (`a light`).
+pub(super) fn new_name(
+    call: &Call<'_>,
+    given: Option<String>,
+    default: String,
+    taken: impl FnOnce(&str) -> bool,
+    noun: &str,
+) -> mlua::Result<String> {
+    let name = match given {
+        Some(name) if name.is_empty() => return Err(call.error("desc.name is empty")),
+        Some(name) => name,
+        None => default,
+    };
+    if taken(&name) {
+        return Err(call.error(format!(
+            "desc.name: the scene already has {noun} named {name:?}"
+        )));
+    }
+    Ok(name)
+}
+
+/// A light's description (`scene:addLight(desc)`): its kind, the name it asks for and the
+/// engine light.
+pub(super) struct LightDesc {
+    pub kind: String,
+    pub name: Option<String>,
+    pub light: Light,
+}
+
+impl FromArg for LightDesc {
+    fn from_arg(call: &Call<'_>, what: &(impl Display + ?Sized), v: &Value) -> mlua::Result<Self> {
+        read_light(call, Fields::of(call, what, v, &LIGHT_KEYS)?)
+    }
+}
+
+/// An eye's description (`scene:addEye(desc)`): the name it asks for and how it looks.
+pub(super) struct EyeDesc {
+    pub name: Option<String>,
+    pub params: EyeParams,
+}
+
+impl FromArg for EyeDesc {
+    fn from_arg(call: &Call<'_>, what: &(impl Display + ?Sized), v: &Value) -> mlua::Result<Self> {
+        let f = Fields::of(call, what, v, &EYE_KEYS)?;
+        let position = f
+            .vec3("position")?
+            .ok_or_else(|| call.error(format!("{} is missing", f.name("position"))))?;
+        let params = eye_params(call, &f, position)?;
+        Ok(EyeDesc {
+            name: f.string("name")?,
+            params,
+        })
+    }
+}
+
+/// The description of a light in `f`.
+fn read_light(call: &Call<'_>, f: Fields<'_, '_>) -> mlua::Result<LightDesc> {
     let kind = f.string("kind")?.ok_or_else(|| {
-        call.error("desc.kind is missing: \"directional\", \"spot\" or \"point\"")
+        call.error(format!(
+            "{} is missing: \"directional\", \"spot\" or \"point\"",
+            f.name("kind")
+        ))
     })?;
     let only = |key: &str, kinds: &str| -> mlua::Result<()> {
         if f.has(key)? {
@@ -172,7 +237,7 @@ pub(super) fn read_light(call: &Call<'_>, state: &State) -> mlua::Result<(String
             only("innerAngle", "spot")?;
             let d = direction(&f)?;
             if d.y > 0.0 {
-                Host::of(call.lua).warn(
+                ScriptContext::of(call.lua).warn(
                     call.lua,
                     "upward sun",
                     &format!(
@@ -188,18 +253,12 @@ pub(super) fn read_light(call: &Call<'_>, state: &State) -> mlua::Result<(String
             }
             let mut light = Light::directional(d, intensity);
             if let Some(b) = f.read("bounds", |c, what, v| {
-                let b = Fields::check(
-                    c,
-                    "desc.bounds",
-                    Some(c.table_of(what, v)?),
-                    &["min", "max"],
-                )?;
-                let min = b
-                    .vec3("min")?
-                    .ok_or_else(|| c.error("desc.bounds.min is missing"))?;
-                let max = b
-                    .vec3("max")?
-                    .ok_or_else(|| c.error("desc.bounds.max is missing"))?;
+                let b = Fields::of(c, what, v, &["min", "max"])?;
+                let corner = |key: &str| {
+                    b.vec3(key)?
+                        .ok_or_else(|| c.error(format!("{} is missing", b.name(key))))
+                };
+                let (min, max) = (corner("min")?, corner("max")?);
                 Ok(Aabb {
                     min: min.min(max),
                     max: min.max(max),
@@ -256,14 +315,16 @@ pub(super) fn read_light(call: &Call<'_>, state: &State) -> mlua::Result<(String
         }
         other => {
             return Err(call.error(format!(
-                "desc.kind: {other:?} is not one of \"directional\", \"spot\", \"point\""
+                "{}: {other:?} is not one of \"directional\", \"spot\", \"point\"",
+                f.name("kind")
             )));
         }
     };
     if let Some(resolution) = f.index("resolution")? {
         if !(1..=MAX_LIGHT_RESOLUTION).contains(&resolution) {
             return Err(call.error(format!(
-                "desc.resolution = {resolution}: expected 1 to {MAX_LIGHT_RESOLUTION} texels"
+                "{} = {resolution}: expected 1 to {MAX_LIGHT_RESOLUTION} texels",
+                f.name("resolution")
             )));
         }
         light.resolution = resolution;
@@ -271,21 +332,16 @@ pub(super) fn read_light(call: &Call<'_>, state: &State) -> mlua::Result<(String
     if let Some(kernel) = f.string("kernel")? {
         light.kernel = kernel.parse::<PcfKernel>().map_err(|_| {
             call.error(format!(
-                "desc.kernel: {kernel:?} is not one of \"2x2\", \"3x3\", \"5x5\", \"castano13\""
+                "{}: {kernel:?} is not one of \"2x2\", \"3x3\", \"5x5\", \"castano13\"",
+                f.name("kernel")
             ))
         })?;
     }
-    let name = match f.string("name")? {
-        Some(name) if name.is_empty() => return Err(call.error("desc.name is empty")),
-        Some(name) => name,
-        None => format!("{kind}{}", state.light_count() + 1),
-    };
-    if state.has_light(&name) {
-        return Err(call.error(format!(
-            "desc.name: the scene already has a light named {name:?}"
-        )));
-    }
-    Ok((name, light))
+    Ok(LightDesc {
+        name: f.string("name")?,
+        kind,
+        light,
+    })
 }
 
 /// The rows of a probe walk: points every `spacing` along the polyline, and its last point.
@@ -329,7 +385,7 @@ pub(super) fn probe_points(
 /// a value at most π that is not a whole number of degrees.
 fn radians_hint(call: &Call<'_>, f: &Fields<'_, '_>, key: &str, degrees: f64) {
     if degrees > 0.0 && degrees <= std::f64::consts::PI && degrees.fract() != 0.0 {
-        Host::of(call.lua).warn(
+        ScriptContext::of(call.lua).warn(
             call.lua,
             "radians",
             &format!(

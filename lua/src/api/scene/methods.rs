@@ -1,7 +1,6 @@
 //! The methods of the `Scene`, `Light` and `Eye` userdata.
 
 use std::cell::Ref;
-use std::rc::Rc;
 use std::sync::Arc;
 
 use glam::Vec3;
@@ -9,17 +8,22 @@ use mlua::{MetaMethod, UserData, UserDataFields, UserDataMethods, Value};
 use penumbra_core::raster::Mesh;
 use penumbra_core::shadow::{Light, LightKind, Occluder};
 
-use super::describe::{EYE_KEYS, EYE_PARAM_KEYS, eye_params, probe_points, read_light, transform};
+use super::describe::{EYE_PARAM_KEYS, Transform, probe_points};
 use super::{EyeParams, LuaEye, LuaLight, LuaScene, State, eye_arg, light_index};
-use crate::api::{Fields, method, vector_value};
-use crate::host::Host;
+use crate::api::names::{self, Members};
+use crate::api::{Fields, ScriptType, method, vector_value};
+use crate::context::ScriptContext;
 
 /// The largest OBJ file `loadObj` reads.
 const MAX_OBJ_BYTES: u64 = 256 << 20;
 
+impl ScriptType for LuaScene {
+    const MEMBERS: &'static Members = &names::SCENE_MEMBERS;
+}
+
 impl UserData for LuaScene {
     fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
-        fields.add_meta_field(MetaMethod::Type, "Scene");
+        Self::name_field(fields);
         fields.add_field_method_get("occluders", |_, s| {
             Ok(s.0
                 .try_borrow()
@@ -33,7 +37,7 @@ impl UserData for LuaScene {
     }
 
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
-        crate::api::names::strict(methods, &crate::api::names::SCENE_MEMBERS);
+        crate::api::names::strict(methods);
         methods.add_meta_method(MetaMethod::ToString, |_, s, ()| {
             Ok(match s.0.try_borrow() {
                 Ok(st) => format!(
@@ -46,10 +50,10 @@ impl UserData for LuaScene {
                 Err(_) => "Scene(busy)".into(),
             })
         });
-        method(methods, "addBox", "Scene:addBox", |call, this: &Self| {
+        method(methods, "addBox", |call, this: &Self| {
             let a = call.vec3(0, "min")?;
             let b = call.vec3(1, "max")?;
-            let name = call.opt(2, |v| call.string_of("name", v))?;
+            let name = call.get::<Option<String>>(2, "name")?;
             this.state(call)?.add_named_occluder(
                 call,
                 Occluder::cuboid(a.min(b), a.max(b)),
@@ -57,7 +61,7 @@ impl UserData for LuaScene {
                 "box",
             )
         });
-        method(methods, "addMesh", "Scene:addMesh", |call, this: &Self| {
+        method(methods, "addMesh", |call, this: &Self| {
             penumbra_core::zone!("penumbra_lua::addMesh");
             let positions = call.points_of("positions", call.arg(0))?;
             let t = call.table_of("indices", call.arg(1))?;
@@ -79,8 +83,8 @@ impl UserData for LuaScene {
                 }
                 indices.push(i - 1);
             }
-            let matrix = transform(call, 2)?;
-            let name = call.opt(3, |v| call.string_of("name", v))?;
+            let Transform(matrix) = call.get(2, "transform")?;
+            let name = call.get::<Option<String>>(3, "name")?;
             let mesh = Mesh::new(positions, indices).map_err(|e| call.error(e))?;
             this.state(call)?.add_named_occluder(
                 call,
@@ -89,12 +93,12 @@ impl UserData for LuaScene {
                 "mesh",
             )
         });
-        method(methods, "loadObj", "Scene:loadObj", |call, this: &Self| {
+        method(methods, "loadObj", |call, this: &Self| {
             penumbra_core::zone!("penumbra_lua::loadObj");
             let rel = call.string(0, "path")?;
-            let matrix = transform(call, 1)?;
+            let Transform(matrix) = call.get(1, "transform")?;
             // The name raycasts report: given, or the file's name without its extension.
-            let name = match call.opt(2, |v| call.string_of("name", v))? {
+            let name = match call.get::<Option<String>>(2, "name")? {
                 Some(name) => name,
                 None => {
                     let file = rel.rsplit('/').next().unwrap_or(&rel);
@@ -106,13 +110,11 @@ impl UserData for LuaScene {
             let bytes = crate::api::png::read_root(call, &rel, MAX_OBJ_BYTES)?;
             let text = String::from_utf8(bytes)
                 .map_err(|e| call.error(format!("{rel}: not UTF-8 text ({e})")))?;
-            let host = Host::of(call.lua);
-            let mesh =
-                crate::api::obj::parse(&text, || host.check_deadline(call.lua))?.map_err(|e| {
-                    match e.line {
-                        Some(line) => call.error(format!("{rel}:{line}: {}", e.message)),
-                        None => call.error(format!("{rel}: {}", e.message)),
-                    }
+            let context = ScriptContext::of(call.lua);
+            let mesh = crate::api::obj::parse(&text, || context.check_deadline(call.lua))?
+                .map_err(|e| match e.line {
+                    Some(line) => call.error(format!("{rel}:{line}: {}", e.message)),
+                    None => call.error(format!("{rel}: {}", e.message)),
                 })?;
             let triangles = mesh.indices.len() / 3;
             let mesh = Mesh::new(mesh.positions, mesh.indices).map_err(|e| call.error(e))?;
@@ -124,68 +126,29 @@ impl UserData for LuaScene {
             )?;
             Ok(triangles)
         });
-        method(
-            methods,
-            "addLight",
-            "Scene:addLight",
-            |call, this: &Self| {
-                let mut state = this.state(call)?;
-                let (name, light) = read_light(call, &state)?;
-                let index = state.add_light(name, light);
-                Ok(LuaLight {
-                    scene: Rc::clone(&this.0),
-                    index,
-                })
-            },
-        );
-        method(methods, "addEye", "Scene:addEye", |call, this: &Self| {
-            let f = Fields::required(call, 0, "desc", &EYE_KEYS)?;
-            let position = f
-                .vec3("position")?
-                .ok_or_else(|| call.error("desc.position is missing"))?;
-            let params = eye_params(call, &f, position)?;
+        method(methods, "addLight", |call, this: &Self| {
             let mut state = this.state(call)?;
-            let name = match f.string("name")? {
-                Some(name) if name.is_empty() => return Err(call.error("desc.name is empty")),
-                Some(name) => name,
-                None => format!("eye{}", state.eyes.len() + 1),
-            };
-            if state.eyes.iter().any(|e| e.name == name) {
-                return Err(call.error(format!(
-                    "desc.name: the scene already has an eye named {name:?}"
-                )));
-            }
-            let index = state.add_eye(name, params);
-            Ok(LuaEye {
-                scene: Rc::clone(&this.0),
-                index,
-            })
+            let index = state.add_light(call, call.get(0, "desc")?)?;
+            Ok(this.light_handle(index))
         });
-        method(methods, "light", "Scene:light", |call, this: &Self| {
+        method(methods, "addEye", |call, this: &Self| {
+            let desc = call.get(0, "desc")?;
+            let index = this.state(call)?.add_eye(call, desc)?;
+            Ok(this.eye_handle(index))
+        });
+        method(methods, "light", |call, this: &Self| {
             let name = call.string(0, "name")?;
             let state = this.state(call)?;
-            Ok(state
-                .lights
-                .iter()
-                .position(|(l, _)| *l == name)
-                .map(|index| LuaLight {
-                    scene: Rc::clone(&this.0),
-                    index,
-                }))
+            let found = state.lights.iter().position(|(l, _)| *l == name);
+            Ok(found.map(|index| this.light_handle(index)))
         });
-        method(methods, "eye", "Scene:eye", |call, this: &Self| {
+        method(methods, "eye", |call, this: &Self| {
             let name = call.string(0, "name")?;
             let state = this.state(call)?;
-            Ok(state
-                .eyes
-                .iter()
-                .position(|e| e.name == name)
-                .map(|index| LuaEye {
-                    scene: Rc::clone(&this.0),
-                    index,
-                }))
+            let found = state.eyes.iter().position(|e| e.name == name);
+            Ok(found.map(|index| this.eye_handle(index)))
         });
-        method(methods, "bounds", "Scene:bounds", |call, this: &Self| {
+        method(methods, "bounds", |call, this: &Self| {
             let b = this.state(call)?.lighting.bounds();
             if b.is_empty() {
                 return Ok((Value::Nil, Value::Nil));
@@ -195,10 +158,10 @@ impl UserData for LuaScene {
                 vector_value(call.lua, b.max)?,
             ))
         });
-        method(methods, "lightAt", "Scene:lightAt", |call, this: &Self| {
+        method(methods, "lightAt", |call, this: &Self| {
             penumbra_core::zone!("penumbra_lua::lightAt");
             let point = call.vec3(0, "pos")?;
-            let normal = call.opt(1, |v| call.vec3_of("normal", v))?;
+            let normal = call.get::<Option<Vec3>>(1, "normal")?;
             let mut state = this.state(call)?;
             let (total, parts) = state.light_at(call, point, normal)?;
             let lights = call.lua.create_table_with_capacity(0, parts.len())?;
@@ -213,32 +176,22 @@ impl UserData for LuaScene {
             out.raw_set("lights", lights)?;
             Ok(out)
         });
-        method(
-            methods,
-            "lightAtBatch",
-            "Scene:lightAtBatch",
-            |call, this: &Self| {
-                penumbra_core::zone!("penumbra_lua::lightAtBatch");
-                let points = call.points_of("points", call.arg(0))?;
-                let normal = call.opt(1, |v| call.vec3_of("normal", v))?;
-                let totals = this.state(call)?.exposures(call, &points, normal)?;
-                call.lua.create_sequence_from(totals)
-            },
-        );
-        method(
-            methods,
-            "litFraction",
-            "Scene:litFraction",
-            |call, this: &Self| {
-                penumbra_core::zone!("penumbra_lua::litFraction");
-                let mut state = this.state(call)?;
-                let i = light_index(call, &state, this, call.arg(0))?;
-                let point = call.vec3(1, "pos")?;
-                let normal = call.opt(2, |v| call.vec3_of("normal", v))?;
-                state.lit_fraction(call, i, point, normal)
-            },
-        );
-        method(methods, "canSee", "Scene:canSee", |call, this: &Self| {
+        method(methods, "lightAtBatch", |call, this: &Self| {
+            penumbra_core::zone!("penumbra_lua::lightAtBatch");
+            let points = call.points_of("points", call.arg(0))?;
+            let normal = call.get::<Option<Vec3>>(1, "normal")?;
+            let totals = this.state(call)?.exposures(call, &points, normal)?;
+            call.lua.create_sequence_from(totals)
+        });
+        method(methods, "litFraction", |call, this: &Self| {
+            penumbra_core::zone!("penumbra_lua::litFraction");
+            let mut state = this.state(call)?;
+            let i = light_index(call, &state, this, call.arg(0))?;
+            let point = call.vec3(1, "pos")?;
+            let normal = call.get::<Option<Vec3>>(2, "normal")?;
+            state.lit_fraction(call, i, point, normal)
+        });
+        method(methods, "canSee", |call, this: &Self| {
             penumbra_core::zone!("penumbra_lua::canSee");
             let target = call.vec3(1, "target")?;
             let mut keys = EYE_PARAM_KEYS.to_vec();
@@ -255,33 +208,28 @@ impl UserData for LuaScene {
                 .visible_fraction(target, radius as f32);
             Ok((fraction >= 0.5, fraction))
         });
-        method(
-            methods,
-            "probePath",
-            "Scene:probePath",
-            |call, this: &Self| {
-                penumbra_core::zone!("penumbra_lua::probePath");
-                let path = call.points_of("points", call.arg(0))?;
-                let spacing = call.finite_of("spacing", call.arg(1))?;
-                if spacing <= 0.0 {
-                    return Err(call.error(format!("spacing = {spacing}: expected a distance > 0")));
-                }
-                let f = Fields::optional(call, 2, "options", &["normal"])?;
-                let normal = f.vec3("normal")?;
-                let probes = probe_points(call, &path, spacing)?;
-                let points: Vec<Vec3> = probes.iter().map(|&(p, _)| p).collect();
-                let exposure = this.state(call)?.exposures(call, &points, normal)?;
-                let rows = call.lua.create_table_with_capacity(probes.len(), 0)?;
-                for ((p, distance), e) in probes.into_iter().zip(exposure) {
-                    let row = call.lua.create_table_with_capacity(0, 3)?;
-                    row.raw_set("pos", vector_value(call.lua, p)?)?;
-                    row.raw_set("distance", distance)?;
-                    row.raw_set("exposure", e)?;
-                    rows.raw_push(row)?;
-                }
-                Ok(rows)
-            },
-        );
+        method(methods, "probePath", |call, this: &Self| {
+            penumbra_core::zone!("penumbra_lua::probePath");
+            let path = call.points_of("points", call.arg(0))?;
+            let spacing = call.finite_of("spacing", call.arg(1))?;
+            if spacing <= 0.0 {
+                return Err(call.error(format!("spacing = {spacing}: expected a distance > 0")));
+            }
+            let f = Fields::optional(call, 2, "options", &["normal"])?;
+            let normal = f.vec3("normal")?;
+            let probes = probe_points(call, &path, spacing)?;
+            let points: Vec<Vec3> = probes.iter().map(|&(p, _)| p).collect();
+            let exposure = this.state(call)?.exposures(call, &points, normal)?;
+            let rows = call.lua.create_table_with_capacity(probes.len(), 0)?;
+            for ((p, distance), e) in probes.into_iter().zip(exposure) {
+                let row = call.lua.create_table_with_capacity(0, 3)?;
+                row.raw_set("pos", vector_value(call.lua, p)?)?;
+                row.raw_set("distance", distance)?;
+                row.raw_set("exposure", e)?;
+                rows.raw_push(row)?;
+            }
+            Ok(rows)
+        });
         super::pictures::add_methods(methods);
         super::rays::add_methods(methods);
     }
@@ -303,9 +251,13 @@ impl LuaLight {
     }
 }
 
+impl ScriptType for LuaLight {
+    const MEMBERS: &'static Members = &names::LIGHT_MEMBERS;
+}
+
 impl UserData for LuaLight {
     fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
-        fields.add_meta_field(MetaMethod::Type, "Light");
+        Self::name_field(fields);
         fields.add_field_method_get("name", |_, l| Ok(l.entry(|e| e.name.to_owned())));
         fields.add_field_method_get("kind", |_, l| {
             Ok(l.entry(|e| match e.light.kind {
@@ -340,7 +292,7 @@ impl UserData for LuaLight {
     }
 
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
-        crate::api::names::strict(methods, &crate::api::names::LIGHT_MEMBERS);
+        crate::api::names::strict(methods);
         methods.add_meta_method(MetaMethod::ToString, |_, l, ()| {
             Ok(l.entry(|e| {
                 let kind = match e.light.kind {
@@ -373,9 +325,13 @@ impl LuaEye {
     }
 }
 
+impl ScriptType for LuaEye {
+    const MEMBERS: &'static Members = &names::EYE_MEMBERS;
+}
+
 impl UserData for LuaEye {
     fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
-        fields.add_meta_field(MetaMethod::Type, "Eye");
+        Self::name_field(fields);
         fields.add_field_method_get("name", |_, e| Ok(e.entry(|e| e.name.to_owned())));
         fields.add_field_method_get("position", |lua, e| {
             e.entry(|e| e.params.position)
@@ -401,7 +357,7 @@ impl UserData for LuaEye {
     }
 
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
-        crate::api::names::strict(methods, &crate::api::names::EYE_MEMBERS);
+        crate::api::names::strict(methods);
         methods.add_meta_method(MetaMethod::ToString, |_, e, ()| {
             Ok(e.entry(|e| format!("Eye({:?})", e.name))
                 .unwrap_or_else(|| "Eye(?)".into()))

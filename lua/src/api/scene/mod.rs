@@ -29,10 +29,12 @@ use penumbra_core::shadow::{
     ShadowError, ShadowMap, Viewer,
 };
 
-use super::{Call, Fields, describe as describe_value, function};
-use crate::host::{Charge, Host};
+use super::{Call, Fields, export};
+use crate::context::{Charge, ScriptContext};
+use crate::error::describe as describe_value;
 
 pub(super) use describe::EYE_PARAM_KEYS;
+use describe::{EyeDesc, LightDesc};
 
 /// Items a loop handles between two deadline checks.
 pub(super) const CHECK_EVERY: usize = 4096;
@@ -157,35 +159,48 @@ pub(super) enum EyeArg {
 }
 
 pub(super) fn register(lua: &Lua, module: &Table) -> mlua::Result<()> {
-    module.raw_set(
-        "scene",
-        function(lua, "penumbra.scene", |call| {
-            if !call.arg(0).is_nil() {
-                return Err(call.error(format!(
-                    "takes no arguments (got {}); add geometry with scene:addBox",
-                    describe_value(call.arg(0))
-                )));
-            }
-            Ok(LuaScene(Rc::new(RefCell::new(State {
-                lighting: Lighting::new(),
-                _charge: Host::of(call.lua)
-                    .textures
-                    .charge_for(call.lua, crate::host::OBJECT_BYTES, "a scene")
-                    .map_err(|e| call.error(e))?,
-                geometry: Vec::new(),
-                lights: Vec::new(),
-                names: None,
-                eyes: Vec::new(),
-                adhoc: Vec::new(),
-                charges: HashMap::new(),
-                scratch: ExposureScratch::default(),
-            }))))
-        })?,
-    )?;
+    export(lua, module, "scene", |call| {
+        if !call.arg(0).is_nil() {
+            return Err(call.error(format!(
+                "takes no arguments (got {}); add geometry with scene:addBox",
+                describe_value(call.arg(0))
+            )));
+        }
+        Ok(LuaScene(Rc::new(RefCell::new(State {
+            lighting: Lighting::new(),
+            _charge: ScriptContext::of(call.lua)
+                .textures
+                .charge_for(call.lua, crate::context::OBJECT_BYTES, "a scene")
+                .map_err(|e| call.error(e))?,
+            geometry: Vec::new(),
+            lights: Vec::new(),
+            names: None,
+            eyes: Vec::new(),
+            adhoc: Vec::new(),
+            charges: HashMap::new(),
+            scratch: ExposureScratch::default(),
+        }))))
+    })?;
     Ok(())
 }
 
 impl LuaScene {
+    /// The handle of light `index`.
+    fn light_handle(&self, index: usize) -> LuaLight {
+        LuaLight {
+            scene: Rc::clone(&self.0),
+            index,
+        }
+    }
+
+    /// The handle of eye `index`.
+    fn eye_handle(&self, index: usize) -> LuaEye {
+        LuaEye {
+            scene: Rc::clone(&self.0),
+            index,
+        }
+    }
+
     pub(super) fn state(&self, call: &Call<'_>) -> mlua::Result<RefMut<'_, State>> {
         self.0
             .try_borrow_mut()
@@ -305,7 +320,7 @@ impl State {
             )));
         }
         let bytes = 64 + 12 * mesh.positions().len() as u64 + 4 * mesh.indices().len() as u64;
-        let charge = Host::of(call.lua)
+        let charge = ScriptContext::of(call.lua)
             .textures
             .charge_for(call.lua, bytes, "an occluder")
             .map_err(|e| call.error(e))?;
@@ -315,23 +330,30 @@ impl State {
         Ok(id)
     }
 
-    /// Adds a named light; returns its index.
-    pub(super) fn add_light(&mut self, name: String, light: penumbra_core::shadow::Light) -> usize {
-        let id = self.lighting.add_light(light);
+    /// Adds the light `desc` describes, named as it asks (or by its kind and the next number,
+    /// `spot2`); returns its index.
+    fn add_light(&mut self, call: &Call<'_>, desc: LightDesc) -> mlua::Result<usize> {
+        let default = format!("{}{}", desc.kind, self.lights.len() + 1);
+        let taken = |name: &str| self.lights.iter().any(|(n, _)| n == name);
+        let name = describe::new_name(call, desc.name, default, taken, "a light")?;
+        let id = self.lighting.add_light(desc.light);
         self.lights.push((name, id));
-        self.lights.len() - 1
+        Ok(self.lights.len() - 1)
     }
 
-    /// True when a light is named `name`.
-    pub(super) fn has_light(&self, name: &str) -> bool {
-        self.lights.iter().any(|(n, _)| n == name)
-    }
-
-    /// Adds a named eye; returns its index.
-    pub(super) fn add_eye(&mut self, name: String, params: EyeParams) -> usize {
-        let id = self.lighting.add_eye(params.viewer());
-        self.eyes.push(SceneEye { name, params, id });
-        self.eyes.len() - 1
+    /// Adds the eye `desc` describes, named as it asks (or `eye` and the next number); returns
+    /// its index.
+    fn add_eye(&mut self, call: &Call<'_>, desc: EyeDesc) -> mlua::Result<usize> {
+        let default = format!("eye{}", self.eyes.len() + 1);
+        let taken = |name: &str| self.eyes.iter().any(|e| e.name == name);
+        let name = describe::new_name(call, desc.name, default, taken, "an eye")?;
+        let id = self.lighting.add_eye(desc.params.viewer());
+        self.eyes.push(SceneEye {
+            name,
+            params: desc.params,
+            id,
+        });
+        Ok(self.eyes.len() - 1)
     }
 
     pub fn light_count(&self) -> usize {
@@ -365,7 +387,7 @@ impl State {
         }
         penumbra_core::zone!("penumbra_lua::render shadow map");
         let bytes = self.lighting.light(id).map_or(0, |l| l.map_bytes());
-        let charge = Host::of(call.lua)
+        let charge = ScriptContext::of(call.lua)
             .textures
             .charge_for(
                 call.lua,
@@ -397,7 +419,7 @@ impl State {
             return Ok(());
         };
         if entry.batch.is_none() {
-            let charge = Host::of(call.lua)
+            let charge = ScriptContext::of(call.lua)
                 .textures
                 .charge_for(call.lua, bytes.unwrap_or(0), what)
                 .map_err(|e| call.error(e))?;
@@ -489,7 +511,7 @@ impl State {
             }
             penumbra_core::zone!("penumbra_lua::render eye map");
             let bytes = self.lighting.eye(id).map_or(0, Viewer::map_bytes);
-            let charge = Host::of(call.lua)
+            let charge = ScriptContext::of(call.lua)
                 .textures
                 .charge_for(call.lua, bytes, &format!("the depth map of {name}"))
                 .map_err(|e| call.error(e))?;

@@ -11,7 +11,7 @@ use penumbra_core::shadow::{Aabb, LightKind, PcfKernel, Scene, ShadowMap};
 use super::{EYE_PARAM_KEYS, LuaScene, eye_arg, light_index};
 use crate::api::png::{encode_png, write_out};
 use crate::api::{Call, Fields, method};
-use crate::host::Host;
+use crate::context::ScriptContext;
 use crate::pictures::{TopDown, depth_image, depth_strip, ramp};
 
 /// The most pixels a top-down picture may have.
@@ -50,14 +50,9 @@ const HIDDEN: Rgb<u8> = Rgb([52, 60, 84]);
 const VISIBLE: Rgb<u8> = Rgb([250, 214, 120]);
 
 pub(super) fn add_methods<M: UserDataMethods<LuaScene>>(methods: &mut M) {
-    method(
-        methods,
-        "saveShadowMap",
-        "Scene:saveShadowMap",
-        save_shadow_map,
-    );
-    method(methods, "saveLitMap", "Scene:saveLitMap", save_lit_map);
-    method(methods, "saveView", "Scene:saveView", save_view);
+    method(methods, "saveShadowMap", save_shadow_map);
+    method(methods, "saveLitMap", save_lit_map);
+    method(methods, "saveView", save_view);
 }
 
 /// Writes a gray picture.
@@ -303,11 +298,11 @@ fn save_view(call: &Call<'_>, this: &LuaScene) -> mlua::Result<String> {
     let params = state.eye_params(&eye);
     let batch = rendered.map();
     let viewer = rendered.viewer();
-    let host = Host::of(call.lua);
+    let context = ScriptContext::of(call.lua);
     let mut seen = Vec::with_capacity(view.width as usize * view.height as usize);
     let (mut inside, mut at, mut lit) = (Vec::new(), Vec::new(), Vec::new());
     for y0 in (0..view.height).step_by(ROWS_PER_CHUNK as usize) {
-        host.check_deadline(call.lua)?;
+        context.check_deadline(call.lua)?;
         let rows = y0..(y0 + ROWS_PER_CHUNK).min(view.height);
         let points = row_points(&view, rows, height);
         inside.clear();

@@ -1,12 +1,14 @@
-//! Helpers for hosts that add their own functions to a [`Runtime`](crate::Runtime)'s Lua
-//! state (the Bevy plugin's `world` table, say): arguments read and errors raised the way the
-//! `penumbra` module does it, so a script sees the same messages everywhere.
+//! Embedding penumbra's Lua: helpers for hosts (programs that embed a
+//! [`Runtime`](crate::Runtime)) adding their own functions to its Lua state — the Bevy plugin's
+//! `world` table, say —, with arguments read and errors raised the way the `penumbra` module
+//! does it, so a script sees the same messages everywhere.
 
 use glam::Vec3;
 use mlua::{Lua, Value};
 
 use crate::ScriptErrorKind;
-use crate::api::{Call, located_error, vector_value};
+use crate::api::{Call, vector_value};
+use crate::error::located_error;
 
 /// Reads a point or direction argument — a Luau vector, `{x, y, z}` or `{x = .., y = .., z = ..}`
 /// with finite components — or raises `function: what: expected ...` at the calling line.
@@ -59,7 +61,7 @@ pub fn vector(lua: &Lua, v: Vec3) -> mlua::Result<Value> {
 /// How a value is named in messages (`nil`, `a number`, `a Texture`, ...).
 #[must_use]
 pub fn describe(value: &Value) -> String {
-    crate::api::describe(value)
+    crate::error::describe(value)
 }
 
 /// Gives `table` a metatable whose `__index` raises the did-you-mean error the `penumbra` types

@@ -1,5 +1,6 @@
-//! What the API functions share within one Lua state: the file jail, the texture budget, the
-//! deadline and the module registry. Stored as Lua app data (`Rc<Host>`).
+//! What the API functions share within one Lua state — the file jail, the texture budget, the
+//! deadline and the module registry —, stored as Lua app data (`Rc<ScriptContext>`). (The
+//! programs that embed a runtime, the hosts, have their helpers in [`crate::embed`].)
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
@@ -9,15 +10,14 @@ use std::time::{Duration, Instant};
 
 use mlua::Lua;
 
-use crate::api::located_error;
-use crate::error::{ScriptErrorKind, megabytes};
+use crate::error::{ScriptErrorKind, located_error, megabytes};
 use crate::paths::Jail;
 
 /// How often (in interrupts or hook calls) the deadline reads the clock.
 const CLOCK_EVERY: u32 = 64;
 
 /// The state behind the module table.
-pub(crate) struct Host {
+pub(crate) struct ScriptContext {
     /// Where scripts may read (and where `require` looks); `None` without a runtime.
     pub root: Option<Jail>,
     /// Where scripts may write; `None` when the host gave no output folder.
@@ -51,8 +51,8 @@ pub(crate) struct Host {
     files_read: RefCell<Vec<PathBuf>>,
 }
 
-impl Host {
-    /// A host with the given jails and texture budget and no deadline.
+impl ScriptContext {
+    /// A context with the given jails and texture budget and no deadline.
     pub fn new(root: Option<Jail>, out: Option<Jail>, texture_bytes: usize) -> Self {
         Self {
             root,
@@ -93,7 +93,7 @@ impl Host {
     /// [`Runtime::warnings`](crate::Runtime::warnings) and written to standard error unless
     /// the host turned that off. Never fails the script (a failed write is ignored).
     pub fn warn(&self, lua: &Lua, kind: &'static str, message: &str) {
-        let (file, line) = crate::api::caller_location(lua).unwrap_or_else(|| ("?".into(), 0));
+        let (file, line) = crate::error::caller_location(lua).unwrap_or_else(|| ("?".into(), 0));
         if !self.warned.borrow_mut().insert((file.clone(), line, kind)) {
             return;
         }
@@ -114,14 +114,14 @@ impl Host {
         self.warnings.borrow().clone()
     }
 
-    /// The host of `lua`, installing a default one (no files, no deadline) if there is none.
-    pub fn of(lua: &Lua) -> Rc<Host> {
-        if let Some(host) = lua.app_data_ref::<Rc<Host>>() {
-            return Rc::clone(&host);
+    /// The context of `lua`, installing a default one (no files, no deadline) if there is none.
+    pub fn of(lua: &Lua) -> Rc<ScriptContext> {
+        if let Some(context) = lua.app_data_ref::<Rc<ScriptContext>>() {
+            return Rc::clone(&context);
         }
-        let host = Rc::new(Host::new(None, None, usize::MAX));
-        lua.set_app_data(Rc::clone(&host));
-        host
+        let context = Rc::new(ScriptContext::new(None, None, usize::MAX));
+        lua.set_app_data(Rc::clone(&context));
+        context
     }
 
     /// Starts a run that must end within `timeout`.
@@ -319,14 +319,14 @@ impl Drop for Charge {
 /// (Lua would silently stop reading there). Returns the compiler's charge, held while the
 /// chunk compiles.
 pub(crate) fn check_source(lua: &Lua, source: &[u8]) -> Result<Charge, String> {
-    let host = Host::of(lua);
-    let max = host.textures.max_source_bytes();
+    let context = ScriptContext::of(lua);
+    let max = context.textures.max_source_bytes();
     if source.len() > max {
         return Err(format!(
             "the script has {} bytes, more than the {max} a chunk may have under the memory \
              limit of {} (split it into modules, or keep data in files)",
             source.len(),
-            megabytes(host.textures.limit())
+            megabytes(context.textures.limit())
         ));
     }
     if let Some(at) = source.iter().position(|&b| b == 0) {
@@ -335,7 +335,7 @@ pub(crate) fn check_source(lua: &Lua, source: &[u8]) -> Result<Charge, String> {
             "line {line}: the script contains a NUL byte; Lua would ignore everything after it"
         ));
     }
-    host.textures.charge_for(
+    context.textures.charge_for(
         lua,
         (source.len() as u64).saturating_mul(COMPILE_BYTES_PER_SOURCE_BYTE),
         "compiling the script",

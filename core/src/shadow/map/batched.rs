@@ -1,0 +1,407 @@
+//! The batched queries of a map: the lit fractions of many points through the SIMD comparison
+//! path, to the bits of the scalar query.
+
+use glam::Vec3;
+
+use super::query::{cube_tap, lit_of_sum, project_cols};
+use super::{LightSource, MapLayout, Normals, ShadowMap};
+use crate::sample::address::linear_fixed;
+use crate::sample::cube_face as select_face;
+use crate::sample::{Coord, LodMode, Offset, SampleArgs, validated};
+use crate::shadow::kernel::{Anchor, PcfKernel, Tap, grid_anchor};
+
+impl ShadowMap {
+    /// [`ShadowMap::lit_fraction`] of many points at once, into `out` (same length), with the
+    /// light's kernel and the receivers' `normals`, through the batched SIMD comparison path
+    /// where the map allows it (2D maps and cascades; cube maps face by face, with taps whose
+    /// footprint crosses a face edge on the scalar sampler). Returns exactly the bits
+    /// `lit_fraction` returns for each point.
+    ///
+    /// # Panics
+    /// If `out`, or a per-point `normals` slice, is shorter than `points`.
+    pub fn lit_fractions<'n>(
+        &self,
+        points: &[Vec3],
+        normals: impl Into<Normals<'n>>,
+        out: &mut [f32],
+    ) {
+        self.lit_fractions_with(points, normals, &self.light.kernel, out);
+    }
+
+    /// [`ShadowMap::lit_fractions`] with another kernel (the bits of
+    /// [`ShadowMap::lit_fraction_with`]).
+    ///
+    /// # Panics
+    /// As [`ShadowMap::lit_fractions`].
+    pub fn lit_fractions_with<'n>(
+        &self,
+        points: &[Vec3],
+        normals: impl Into<Normals<'n>>,
+        kernel: &PcfKernel,
+        out: &mut [f32],
+    ) {
+        crate::zone!("penumbra::shadow::lit_fractions");
+        crate::plot!("penumbra lit fractions per call", points.len() as f64);
+        let normals = normals.into();
+        if let Normals::Each(n) = normals {
+            assert!(
+                n.len() >= points.len(),
+                "{} normals for {} points",
+                n.len(),
+                points.len()
+            );
+        }
+        let out = &mut out[..points.len()];
+        if points.len() <= SCALAR_POINTS {
+            // A few points (one query, a small probe): the scalar query gives the same bits,
+            // and a map asked only this never builds key images that cost O(map size).
+            for (k, (&p, o)) in points.iter().zip(out.iter_mut()).enumerate() {
+                *o = self.lit_fraction_with(p, normals.get(k), kernel);
+            }
+            return;
+        }
+        let batches = self.batched_slices();
+        let batches = &batches[..];
+        if let MapLayout::Cube { position } = self.layout {
+            self.cube_lit_fractions(position, batches, points, normals, kernel, out);
+            return;
+        }
+        // The tap count as a constant for the common fixed kernels: loops unroll, and one
+        // tap's weighted sum folds away.
+        match (kernel.anchor(), kernel.len()) {
+            // (`planar::<TAPS>` for TAPS > 0 takes only kernels anchored at the sample.)
+            (Anchor::Sample, 1) => self.planar::<1>(batches, points, normals, kernel, out),
+            (Anchor::Sample, 4) => self.planar::<4>(batches, points, normals, kernel, out),
+            (Anchor::Sample, 16) => self.planar::<16>(batches, points, normals, kernel, out),
+            _ => self.planar::<0>(batches, points, normals, kernel, out),
+        }
+    }
+
+    /// [`ShadowMap::lit_fractions`] on 2D maps and cascades, for kernels of `TAPS` taps (0: the
+    /// kernel's length, known at run time).
+    #[inline(never)]
+    fn planar<const TAPS: usize>(
+        &self,
+        batches: &[bool],
+        points: &[Vec3],
+        normals: Normals<'_>,
+        kernel: &PcfKernel,
+        out: &mut [f32],
+    ) {
+        let taps = if TAPS > 0 { TAPS } else { kernel.len() };
+        let texel = 1.0 / self.resolution as f32;
+        let size = self.resolution as f32;
+        let grid = kernel.anchor() == Anchor::TexelGrid;
+        let fixed = kernel.resolve(0.0, 0.0);
+        let mut moving = fixed.clone();
+        let scale = kernel.scale();
+        // For the fixed kernels of TAPS taps: their offsets and weights as arrays.
+        let offsets: [[f32; 2]; TAPS] = std::array::from_fn(|j| [fixed[j].du, fixed[j].dv]);
+        let weights: [f32; TAPS] = std::array::from_fn(|j| fixed[j].weight);
+        let unit = weights.iter().all(|&w| w == 1.0);
+        // Points per round: enough lookups per batch run for the kernels' prefetching and to
+        // amortize the call, few enough for the scratch to stay in L1/L2.
+        const CHUNK: usize = 1024;
+        let cap = points.len().min(CHUNK);
+        // Per slice: the taps of the points that fall in it, point-major (tap `j` of the
+        // slice's `i`-th point at `i·taps + j`), and which point each came from.
+        let mut lists: Vec<SliceTaps> = batches
+            .iter()
+            .map(|&b| SliceTaps::with_capacity(if b { cap } else { 0 }, taps, grid))
+            .collect();
+        let mut res = vec![0.0f32; cap * taps];
+        // One orthographic map lit from a direction, no normal offset (a sun): the receiver
+        // bias is one constant shift and the projection one matrix.
+        let fast = match (&self.layout, self.source, normals.none_offset()) {
+            (MapLayout::Single, LightSource::Direction(d), true) => Some((
+                -d * self.light.bias.receiver,
+                self.view_proj[0].to_cols_array(),
+            )),
+            _ => None,
+        };
+        for (chunk_index, chunk) in points.chunks(CHUNK).enumerate() {
+            let base = chunk_index * CHUNK;
+            let out = &mut out[base..][..chunk.len()];
+            for list in &mut lists {
+                list.clear();
+            }
+            for (k, &p) in chunk.iter().enumerate() {
+                let receiver = match &fast {
+                    // `receiver` for this case with its constants hoisted: the same operations.
+                    Some((shift, cols)) => p
+                        .is_finite()
+                        .then(|| project_cols(cols, p + *shift))
+                        .flatten()
+                        .filter(|&uvz| self.inside(uvz))
+                        .map(|uvz| (0, p, uvz)),
+                    None => self.receiver(p, normals.get(base + k)),
+                };
+                match receiver {
+                    None => out[k] = 1.0,
+                    Some((slice, _, [u, v, z])) if batches.get(slice).copied() == Some(true) => {
+                        let list = &mut lists[slice];
+                        let at = list.points * taps;
+                        list.owner[list.points] = base + k;
+                        list.points += 1;
+                        // The coordinates `lit_fraction_with` gives the sampler, to the bit.
+                        if TAPS > 0 {
+                            // A fixed kernel: offsets known for the call, loops of TAPS.
+                            let uv: &mut [[f32; 2]; TAPS] =
+                                (&mut list.uv[at..at + TAPS]).try_into().expect("TAPS");
+                            for (c, o) in uv.iter_mut().zip(&offsets) {
+                                *c = [u + o[0] * texel, v + o[1] * texel];
+                            }
+                        } else {
+                            let ((au, fu), (av, fv)) = if grid {
+                                (grid_anchor(u, size, texel), grid_anchor(v, size, texel))
+                            } else {
+                                ((u, 0.0), (v, 0.0))
+                            };
+                            let resolved: &[Tap] = if grid {
+                                kernel.resolve_into(fu, fv, &mut moving);
+                                &moving
+                            } else {
+                                &fixed
+                            };
+                            let uv = &mut list.uv[at..at + taps];
+                            for (c, t) in uv.iter_mut().zip(resolved) {
+                                *c = [au + t.du * texel, av + t.dv * texel];
+                            }
+                            if grid {
+                                let w = &mut list.weights[at..at + taps];
+                                for (w, t) in w.iter_mut().zip(resolved) {
+                                    *w = t.weight;
+                                }
+                            }
+                        }
+                        list.refs[at..at + taps].fill(z);
+                    }
+                    Some(_) => out[k] = self.lit_fraction_with(p, normals.get(base + k), kernel),
+                }
+            }
+            let reader = self.batch_reader(|t, needs| {
+                for (slice, list) in lists.iter().enumerate() {
+                    for &uv in &list.uv[..list.points * taps] {
+                        t.need_2d(needs, slice, uv);
+                    }
+                }
+            });
+            for (slice, list) in lists.iter().enumerate() {
+                let Some(batch) = reader.batch(slice) else {
+                    continue;
+                };
+                if list.points == 0 {
+                    continue;
+                }
+                let n = list.points * taps;
+                let res = &mut res[..n];
+                if batch.run(&list.uv[..n], &list.refs[..n], res).is_err() {
+                    res.fill(1.0);
+                }
+                if TAPS > 0 {
+                    for (&k, results) in list.owner[..list.points]
+                        .iter()
+                        .zip(res.as_chunks::<TAPS>().0)
+                    {
+                        // Weighted and summed in tap order, like `lit_fraction_with` (a weight
+                        // of 1 multiplies exactly, so unit weights skip it).
+                        let sum = if unit {
+                            results.iter().fold(0.0f32, |s, &r| s + r)
+                        } else {
+                            results
+                                .iter()
+                                .zip(&weights)
+                                .fold(0.0f32, |s, (&r, &w)| s + w * r)
+                        };
+                        out[k - base] = lit_of_sum(sum, scale);
+                    }
+                    continue;
+                }
+                for (i, &k) in list.owner[..list.points].iter().enumerate() {
+                    let results = &res[i * taps..][..taps];
+                    // Weighted and summed in tap order, like `lit_fraction_with`.
+                    let sum = if grid {
+                        let weights = &list.weights[i * taps..][..taps];
+                        results
+                            .iter()
+                            .zip(weights)
+                            .fold(0.0f32, |s, (&r, &w)| s + w * r)
+                    } else {
+                        results
+                            .iter()
+                            .zip(&fixed)
+                            .fold(0.0f32, |s, (&r, t)| s + t.weight * r)
+                    };
+                    out[k - base] = lit_of_sum(sum, scale);
+                }
+            }
+        }
+    }
+
+    /// [`ShadowMap::lit_fractions`] on a cube map. Inside one face, R100's seamless filtering is
+    /// plain 2D bilinear filtering of that face (R99's face coordinates, R27's taps), so a tap
+    /// whose whole 2×2 footprint lies inside a face goes to that face's batch; taps whose
+    /// footprint reaches across an edge or a corner (R102–R104) go through the scalar sampler.
+    #[inline(never)]
+    fn cube_lit_fractions(
+        &self,
+        position: Vec3,
+        batches: &[bool],
+        points: &[Vec3],
+        normals: Normals<'_>,
+        kernel: &PcfKernel,
+        out: &mut [f32],
+    ) {
+        const CHUNK: usize = 256;
+        // Cube maps place every kernel's taps around the sample position (f = 0).
+        let resolved = kernel.resolve(0.0, 0.0);
+        let scale = kernel.scale();
+        let taps = resolved.len();
+        let texel = 1.0 / self.resolution as f32;
+        let size = self.resolution as f32;
+        // First-tap indices whose 2×2 footprint stays inside the face.
+        let inside = 0..=i64::from(self.resolution) - 2;
+        let mut uv: [Vec<[f32; 2]>; 6] = Default::default();
+        let mut refs: [Vec<f32>; 6] = Default::default();
+        let mut slots: [Vec<usize>; 6] = Default::default();
+        let mut res = Vec::with_capacity(CHUNK * taps);
+        let mut face_res = Vec::new();
+        // Taps whose footprint crosses a face edge: sampled once the tiles are there.
+        let mut seams: Vec<(Coord, f32, usize)> = Vec::new();
+        for (chunk_index, chunk) in points.chunks(CHUNK).enumerate() {
+            let base = chunk_index * CHUNK;
+            let out = &mut out[base..][..chunk.len()];
+            res.clear();
+            res.resize(chunk.len() * taps, 1.0f32);
+            for face in 0..6 {
+                uv[face].clear();
+                refs[face].clear();
+                slots[face].clear();
+            }
+            seams.clear();
+            let mut live = [false; CHUNK];
+            for (k, &point) in chunk.iter().enumerate() {
+                let Some((slice, p, [_, _, z])) = self.receiver(point, normals.get(base + k))
+                else {
+                    out[k] = 1.0;
+                    continue;
+                };
+                live[k] = true;
+                for (j, t) in resolved.iter().enumerate() {
+                    let dd = cube_tap(self.light.cube, position, slice, p, [t.du, t.dv], texel);
+                    // The sampler flushes denormal coordinates first (SPEC §1.4, R6).
+                    let coord = Coord([dd.x, dd.y, dd.z, 0.0]).flushed();
+                    let [x, y, z3, _] = coord.0;
+                    let fc = crate::sample::face_coord([x, y, z3]);
+                    let i0 = first_texel(fc.s * size - 0.5);
+                    let j0 = first_texel(fc.t * size - 0.5);
+                    let face = fc.face as usize;
+                    let batched = select_face([x, y, z3]).is_some()
+                        && inside.contains(&i0)
+                        && inside.contains(&j0)
+                        && batches.get(face).copied() == Some(true);
+                    if batched {
+                        uv[face].push([fc.s, fc.t]);
+                        refs[face].push(z);
+                        slots[face].push(k * taps + j);
+                    } else {
+                        seams.push((coord, z, k * taps + j));
+                    }
+                }
+            }
+            let reader = self.batch_reader(|t, needs| {
+                for (face, list) in uv.iter().enumerate() {
+                    for &c in list {
+                        t.need_2d(needs, face, c);
+                    }
+                }
+                for (coord, _, _) in &seams {
+                    self.need_coord(t, needs, coord);
+                }
+            });
+            for &(coord, z, slot) in &seams {
+                let args = SampleArgs {
+                    coord,
+                    lod: LodMode::Zero,
+                    offset: Offset::default(),
+                    clamp: None,
+                };
+                res[slot] = validated(
+                    self.sampler.sample_cmp(Some(reader.texture()), &args, z),
+                    1.0,
+                );
+            }
+            for face in 0..6 {
+                let Some(batch) = reader.batch(face) else {
+                    continue;
+                };
+                if uv[face].is_empty() {
+                    continue;
+                }
+                face_res.clear();
+                face_res.resize(uv[face].len(), 0.0f32);
+                if batch.run(&uv[face], &refs[face], &mut face_res).is_err() {
+                    face_res.fill(1.0);
+                }
+                for (&slot, &r) in slots[face].iter().zip(&face_res) {
+                    res[slot] = r;
+                }
+            }
+            for (k, o) in out.iter_mut().enumerate() {
+                if live[k] {
+                    // Weighted and summed in tap order, like `lit_fraction_with`.
+                    let sum = res[k * taps..][..taps]
+                        .iter()
+                        .zip(&resolved)
+                        .fold(0.0f32, |s, (&r, t)| s + t.weight * r);
+                    *o = lit_of_sum(sum, scale);
+                }
+            }
+        }
+    }
+}
+
+/// Calls of `lit_fractions` with at most this many points take the scalar query.
+const SCALAR_POINTS: usize = 16;
+
+/// The lookups of one slice in a round of `lit_fractions` (sized once, filled by index).
+struct SliceTaps {
+    uv: Vec<[f32; 2]>,
+    refs: Vec<f32>,
+    /// Per-lookup weights (texel-grid kernels only; fixed kernels' weights are constants).
+    weights: Vec<f32>,
+    /// The point (index in the call) of each group of `taps` lookups.
+    owner: Vec<usize>,
+    /// Points filled so far.
+    points: usize,
+}
+
+impl SliceTaps {
+    fn with_capacity(points: usize, taps: usize, weights: bool) -> Self {
+        SliceTaps {
+            uv: vec![[0.0; 2]; points * taps],
+            refs: vec![0.0; points * taps],
+            weights: vec![0.0; if weights { points * taps } else { 0 }],
+            owner: vec![0; points],
+            points: 0,
+        }
+    }
+
+    fn clear(&mut self) {
+        self.points = 0;
+    }
+}
+
+/// `linear_fixed(v) >> 8` (R27's first tap) without a call to libm's `rintf` (baseline x86-64
+/// has no rounding instruction, and the call was a tenth of the cube path's time): adding
+/// 1.5·2^52 in f64 rounds to the nearest integer, ties to even, as `round_ties_even` does, for
+/// the face coordinates' range; NaN and larger values take `linear_fixed` itself.
+#[inline(always)]
+pub(super) fn first_texel(v: f32) -> i64 {
+    if v.abs() < 4_194_304.0 {
+        let fixed = (f64::from(v * 256.0) + 6_755_399_441_055_744.0).to_bits() as u32 as i32;
+        i64::from(fixed >> 8)
+    } else {
+        linear_fixed(v) >> 8
+    }
+}
