@@ -10,7 +10,7 @@ use std::time::Instant;
 use glam::Vec3;
 use image::Rgb;
 use penumbra::level::sample_level;
-use penumbra::pictures::{TopDown, depth_image, save};
+use penumbra::picture::{TopDown, depth_image, save};
 use penumbra::shadow::Aabb;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

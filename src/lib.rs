@@ -38,5 +38,6 @@ pub mod judge;
 // used by the `penumbra` binary, fuzz targets and examples; not a stable API
 #[doc(hidden)]
 pub mod level;
-/// Picture helpers (shadow maps, top-down maps, heat maps), shared with the Lua module.
-pub use penumbra_lua::pictures;
+/// Picture helpers (shadow maps, top-down maps, heat maps): [`penumbra_core::picture`], under
+/// its old name (`penumbra::picture` is the same module).
+pub use penumbra_core::picture as pictures;

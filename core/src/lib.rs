@@ -10,6 +10,8 @@
 //! * [`texture`] — textures, mip chains and views.
 //! * [`sample`] — the [`Sampler`] and every sampling operation.
 //! * [`msad4`] — HLSL's `msad4` (R113–R118) and masked-SAD template matching built on it.
+//! * `picture` (the `png` feature) — pictures to look at: depth maps, heat maps, top-down maps
+//!   of a level, and PNG in and out.
 //! * [`raster`] — a depth-only triangle rasterizer with D3D12's rules, for baking depth maps.
 //! * [`shadow`] — lights, shadow maps, lit fraction, exposure and line of sight.
 //! * [`gltf`] — glTF 2.0 levels: meshes and node transforms read from `.glb`/`.gltf`, and
@@ -26,6 +28,8 @@ pub mod files;
 pub mod format;
 pub mod gltf;
 pub mod msad4;
+#[cfg(feature = "png")]
+pub mod picture;
 pub mod profile;
 pub mod raster;
 pub mod sample;

@@ -9,8 +9,8 @@
 //! from D3D12 names or RON, textures, every sampling operation, PNG input/output, scenes
 //! (occluders, lights, eyes; `lightAt`, `canSee`, probes along paths, pictures, CSV) and image
 //! matching (`msad4`, `findImage`, SAD heat maps). The Lua side is documented in
-//! `docs/lua-api.md`, and `types.d.luau` gives editors its types. [`pictures`] holds the picture
-//! helpers the scene draws with, shared with the `penumbra` crate.
+//! `docs/lua-api.md`, and `types.d.luau` gives editors its types. The scene draws its pictures with
+//! [`penumbra_core::picture`] ([`pictures`] is the old name of that module).
 //!
 //! ```
 //! use std::time::Duration;
@@ -49,12 +49,14 @@ mod context;
 pub mod embed;
 mod error;
 mod paths;
-pub mod pictures;
 mod profile;
 mod require;
 mod runtime;
 mod sandbox;
 pub mod watch;
+
+/// The picture helpers, which now live in [`penumbra_core::picture`].
+pub use penumbra_core::picture as pictures;
 
 pub use api::module;
 pub use error::{LuaSetupError, ScriptError, ScriptErrorKind};

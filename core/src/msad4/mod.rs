@@ -18,7 +18,7 @@
 //!   `max_sad`; exact (a pruned search returns exactly what the exhaustive one returns) and
 //!   deterministic (ties go to the smaller `(y, x)`).
 //! * [`load_png`], [`load_png_template`], [`write_png`], [`write_heatmap_png`] — PNG in and out
-//!   (the `image` crate with only its `png` feature).
+//!   (the `image` crate with only its `png` feature), re-exported from `picture::png`.
 //!
 //! The SAD kernels come in four backends, one per file (`scalar.rs`, `sse41.rs`, `avx2.rs`,
 //! `avx512.rs`), chosen at run time by [`CpuExtension::default`]; every backend's SAD map equals
@@ -50,8 +50,6 @@
 use std::fmt;
 use std::path::PathBuf;
 
-#[cfg(feature = "png")]
-mod image_io;
 mod matching;
 mod plan;
 mod scalar;
@@ -66,7 +64,7 @@ mod sse41;
 
 pub use crate::cpu::CpuExtension;
 #[cfg(feature = "png")]
-pub use image_io::{
+pub use crate::picture::png::{
     DecodeLimits, decode_png, decode_png_template, encode_heatmap_png, encode_png, load_png,
     load_png_template, load_png_within, write_heatmap_png, write_png,
 };

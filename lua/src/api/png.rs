@@ -9,8 +9,9 @@
 
 use std::io::Cursor;
 
-use image::{ExtendedColorType, ImageEncoder, ImageFormat, ImageReader, Limits};
+use image::{ExtendedColorType, ImageFormat, ImageReader, Limits};
 use mlua::{Lua, Table, UserDataMethods, Value};
+use penumbra_core::picture::{gray, png::encode_pixels};
 use penumbra_core::{Dimension, Format, Texture, TextureDesc};
 
 use super::texture::{mip_filter, new_texture};
@@ -145,11 +146,7 @@ pub(super) fn encode_png(
     height: u32,
     color: ExtendedColorType,
 ) -> mlua::Result<Vec<u8>> {
-    let mut png = Vec::new();
-    image::codecs::png::PngEncoder::new(&mut png)
-        .write_image(pixels, width, height, color)
-        .map_err(|e| call.error(format!("{rel}: {e}")))?;
-    Ok(png)
+    encode_pixels(pixels, width, height, color).map_err(|e| call.error(format!("{rel}: {e}")))
 }
 
 /// Writes `bytes` to `rel` below the output folder; returns the path written, as shown.
@@ -203,45 +200,4 @@ pub(super) fn read_jailed(
     let left = context.textures.left(call.lua) as u64;
     let limits = penumbra_core::files::ReadLimits::sandboxed(max_bytes.min(left));
     penumbra_core::files::read(path, &limits).map_err(|e| call.error(format!("{rel}: {e}")))
-}
-
-/// The red channel of `plane` as 8-bit gray, `[lo, hi]` → `0..255` (defaults: the finite
-/// extremes).
-fn gray(format: Format, plane: &[u8], lo: Option<f32>, hi: Option<f32>) -> Vec<u8> {
-    let bpt = format.bytes_per_texel();
-    let red: Vec<f32> = plane.chunks_exact(bpt).map(|t| format.load(t)[0]).collect();
-    let finite = || red.iter().copied().filter(|v| v.is_finite());
-    let lo = lo.unwrap_or_else(|| finite().fold(f32::INFINITY, f32::min));
-    let hi = hi.unwrap_or_else(|| finite().fold(f32::NEG_INFINITY, f32::max));
-    let span = f64::from(hi) - f64::from(lo);
-    red.iter()
-        .map(|&v| {
-            if v.is_nan() || span.is_nan() || span <= 0.0 {
-                return 0;
-            }
-            let t = (f64::from(v) - f64::from(lo)) / span;
-            (t * 255.0).round().clamp(0.0, 255.0) as u8
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn float_levels_map_their_finite_extremes_onto_the_gray_range() {
-        let values = [0.5f32, 1.0, 0.75, f32::NAN, f32::INFINITY];
-        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-        assert_eq!(
-            gray(Format::R32Float, &bytes, None, None),
-            [0, 255, 128, 0, 255]
-        );
-        assert_eq!(
-            gray(Format::R32Float, &bytes, Some(0.0), Some(2.0)),
-            [64, 128, 96, 0, 255]
-        );
-        let flat = 0.25f32.to_le_bytes().repeat(3);
-        assert_eq!(gray(Format::R32Float, &flat, None, None), [0, 0, 0]);
-    }
 }

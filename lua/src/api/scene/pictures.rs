@@ -6,13 +6,13 @@ use glam::{Vec2, Vec3};
 use image::{ExtendedColorType, GrayImage, Rgb, RgbImage};
 use mlua::{UserDataMethods, Value};
 use penumbra_core::Dimension;
+use penumbra_core::picture::{TopDown, depth_image, depth_strip, ramp};
 use penumbra_core::shadow::{Aabb, LightKind, PcfKernel, Scene, ShadowMap};
 
 use super::{EYE_PARAM_KEYS, LuaScene, eye_arg, light_index};
 use crate::api::png::{encode_png, write_out};
 use crate::api::{Call, Fields, method};
 use crate::context::ScriptContext;
-use crate::pictures::{TopDown, depth_image, depth_strip, ramp};
 
 /// The most pixels a top-down picture may have.
 const MAX_PIXELS: u64 = 1 << 22;

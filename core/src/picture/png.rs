@@ -1,11 +1,12 @@
-//! PNG in and out (the `image` crate with only its `png` feature).
+//! PNG in and out (the `image` crate with only its `png` feature): msad4 [`Image`]s and SAD heat
+//! maps (re-exported by [`msad4`](crate::msad4)), and 8-bit pixel buffers ([`encode_pixels`]).
 
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
 use image::{DynamicImage, ImageFormat, ImageReader};
 
-use super::{Channels, Image, MatchError, SadMap};
+use crate::msad4::{Channels, Image, MatchError, SadMap};
 
 /// How large a PNG the loaders decode. A PNG compresses a blank 20000² picture into a few
 /// hundred kilobytes, so the size of the file says nothing about the memory its pixels take:
@@ -102,6 +103,19 @@ pub fn encode_png(image: &Image) -> Result<Vec<u8>, MatchError> {
         message: e.to_string(),
     })?;
     Ok(out.into_inner())
+}
+
+/// Encodes 8-bit `pixels` (`width × height`, row-major, laid out as `color` says) as a PNG.
+pub fn encode_pixels(
+    pixels: &[u8],
+    width: u32,
+    height: u32,
+    color: image::ExtendedColorType,
+) -> Result<Vec<u8>, image::ImageError> {
+    use image::ImageEncoder;
+    let mut png = Vec::new();
+    image::codecs::png::PngEncoder::new(&mut png).write_image(pixels, width, height, color)?;
+    Ok(png)
 }
 
 /// Writes [`encode_png`]'s bytes of `image` to `path` (atomically: a failed write leaves the

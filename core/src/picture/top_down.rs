@@ -1,117 +1,10 @@
-//! Pictures a user would rather look at than read: shadow maps, top-down maps of how lit a level
-//! is, view cones, heat maps. Everything writes plain 8-bit PNGs.
-
-use std::path::Path;
+//! [`TopDown`]: a level's xz rectangle mapped onto a picture, and what is drawn on it.
 
 use glam::{Vec2, Vec3};
-use image::{GrayImage, Luma, Rgb, RgbImage};
+use image::{Rgb, RgbImage};
 
-use penumbra_core::shadow::{Aabb, Scene};
-use penumbra_core::texture::Texture;
-
-/// An error writing a picture.
-#[derive(Debug, thiserror::Error)]
-#[error("cannot write {path}: {source}")]
-pub struct PictureError {
-    /// The file.
-    pub path: String,
-    /// Why.
-    #[source]
-    pub source: image::ImageError,
-}
-
-/// Saves an image, creating the folder.
-pub fn save<P, C>(img: &image::ImageBuffer<P, C>, path: &Path) -> Result<(), PictureError>
-where
-    P: image::PixelWithColorType,
-    [P::Subpixel]: image::EncodableLayout,
-    C: std::ops::Deref<Target = [P::Subpixel]>,
-{
-    if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    let failed = |source| PictureError {
-        path: path.display().to_string(),
-        source,
-    };
-    let mut png = std::io::Cursor::new(Vec::new());
-    img.write_to(&mut png, image::ImageFormat::Png)
-        .map_err(failed)?;
-    // Replaced in one step: a failed write leaves the earlier picture.
-    penumbra_core::files::write_atomic(path, png.get_ref())
-        .map_err(|e| failed(image::ImageError::IoError(e)))
-}
-
-/// A depth slice as grayscale: near is dark, far is light; the cleared far plane (1.0) is white.
-/// The depth range of the geometry is stretched to the full gray range so the shapes show.
-#[must_use]
-pub fn depth_image(tex: &Texture, slice: u32) -> GrayImage {
-    let [w, h, _] = tex.level_size(0);
-    let depths: Vec<f32> = (0..h)
-        .flat_map(|y| (0..w).map(move |x| (x, y)))
-        .map(|(x, y)| tex.load(0, slice, [x, y, 0])[0])
-        .collect();
-    let (lo, hi) = depths
-        .iter()
-        .filter(|d| **d < 1.0)
-        .fold((f32::MAX, f32::MIN), |(a, b), &d| (a.min(d), b.max(d)));
-    let span = if hi > lo { hi - lo } else { 1.0 };
-    GrayImage::from_fn(w, h, |x, y| {
-        let d = depths[(y * w + x) as usize];
-        if d >= 1.0 {
-            Luma([255])
-        } else {
-            Luma([(20.0 + 200.0 * ((d - lo) / span).clamp(0.0, 1.0)) as u8])
-        }
-    })
-}
-
-/// Every slice of a depth texture side by side, each drawn as [`depth_image`] draws it (the six
-/// faces of a cube map in D3D order +X, −X, +Y, −Y, +Z, −Z).
-#[must_use]
-pub fn depth_strip(tex: &Texture) -> GrayImage {
-    let [w, h, _] = tex.level_size(0);
-    let slices = tex.desc().array_size;
-    let mut strip = GrayImage::new(w * slices, h);
-    for slice in 0..slices {
-        let face = depth_image(tex, slice);
-        image::imageops::replace(&mut strip, &face, i64::from(slice * w), 0);
-    }
-    strip
-}
-
-/// A perceptual ramp from black through purple and orange to pale yellow (0 → 1).
-#[must_use]
-pub fn ramp(t: f32) -> Rgb<u8> {
-    const STOPS: [[f32; 3]; 5] = [
-        [0.0, 0.0, 0.02],
-        [0.34, 0.06, 0.43],
-        [0.73, 0.21, 0.33],
-        [0.98, 0.55, 0.04],
-        [0.99, 1.0, 0.64],
-    ];
-    let t = if t.is_nan() { 0.0 } else { t.clamp(0.0, 1.0) } * (STOPS.len() - 1) as f32;
-    let i = (t.floor() as usize).min(STOPS.len() - 2);
-    let f = t - i as f32;
-    let c: [u8; 3] =
-        std::array::from_fn(|k| ((STOPS[i][k] * (1.0 - f) + STOPS[i + 1][k] * f) * 255.0) as u8);
-    Rgb(c)
-}
-
-/// A heat map of `values` (`w × h`, row-major), normalized to its own [min, max] and drawn with
-/// [`ramp`]; `invert` makes low values bright (for SAD maps, where low is a good match).
-#[must_use]
-pub fn heat_map(values: &[f32], w: u32, h: u32, invert: bool) -> RgbImage {
-    let (lo, hi) = values
-        .iter()
-        .filter(|v| v.is_finite())
-        .fold((f32::MAX, f32::MIN), |(a, b), &v| (a.min(v), b.max(v)));
-    let span = if hi > lo { hi - lo } else { 1.0 };
-    RgbImage::from_fn(w, h, |x, y| {
-        let t = (values[(y * w + x) as usize] - lo) / span;
-        ramp(if invert { 1.0 - t } else { t })
-    })
-}
+use super::ramp;
+use crate::shadow::{Aabb, Occluder, Scene};
 
 /// Maps the xz rectangle of a level onto an image, z growing downwards.
 #[derive(Clone, Copy, Debug)]
@@ -216,7 +109,7 @@ impl TopDown {
     /// Outlines every occluder's footprint seen from above — the silhouette of its triangles
     /// projected on xz, not its bounding box — where it rises above height `y`.
     pub fn outline_occluders(&self, img: &mut RgbImage, scene: &Scene, y: f32, color: Rgb<u8>) {
-        penumbra_core::zone!("penumbra_lua::outline_occluders");
+        crate::zone!("penumbra_lua::outline_occluders");
         for o in &scene.occluders {
             let b = o.bounds();
             if b.is_empty() || b.max.y <= y + 1e-3 {
@@ -229,12 +122,7 @@ impl TopDown {
     /// One occluder's silhouette: its triangles projected on xz and filled (at pixel centres)
     /// into a mask over its pixel box, then the mask's edge pixels drawn. Triangles seen
     /// edge-on (walls) add their projected edges; triangles thinner than a pixel their centre.
-    fn outline_footprint(
-        &self,
-        img: &mut RgbImage,
-        o: &penumbra_core::shadow::Occluder,
-        color: Rgb<u8>,
-    ) {
+    fn outline_footprint(&self, img: &mut RgbImage, o: &Occluder, color: Rgb<u8>) {
         let b = o.bounds();
         let (x0, y0) = self.pixel(Vec2::new(b.min.x, b.min.z));
         let (x1, y1) = self.pixel(Vec2::new(b.max.x, b.max.z));
