@@ -68,11 +68,13 @@ impl CaseFile {
         }
     }
 
-    /// Evaluates case `index`: the result values, or the reason it is invalid (the text of its
-    /// [`CaseError`]).
-    pub fn evaluate(&self, index: usize) -> Result<Vec<f32>, String> {
+    /// Evaluates case `index`: the result values, or why it is invalid.
+    ///
+    /// # Errors
+    /// The [`CaseError`] that names the field and the rule.
+    pub fn evaluate(&self, index: usize) -> Result<Vec<f32>, CaseError> {
         let case = self.case(index)?;
-        Ok(Self::evaluate_case(self, &case)?)
+        Self::evaluate_case(self, &case)
     }
 
     fn evaluate_case(&self, case: &Json<'_>) -> Result<Vec<f32>, CaseError> {

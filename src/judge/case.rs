@@ -100,7 +100,9 @@ impl Batch {
     pub(super) fn run(self) -> Result<Vec<Result<Vec<f32>, String>>, String> {
         let doc = json!({"textures": [self.texture], "cases": self.cases});
         let file = CaseFile::parse(&doc.to_string()).map_err(|e| e.to_string())?;
-        Ok((0..file.len()).map(|i| file.evaluate(i)).collect())
+        Ok((0..file.len())
+            .map(|i| file.evaluate(i).map_err(|e| e.to_string()))
+            .collect())
     }
 }
 

@@ -331,7 +331,7 @@ impl Suite {
     /// # Errors
     /// The case is one D3D12 does not define (the reason).
     pub fn penumbra(&self, i: usize) -> Result<Vec<f32>, String> {
-        self.file.evaluate(i)
+        self.file.evaluate(i).map_err(|e| e.to_string())
     }
 
     /// The judged implementation's answer to case `i`.
@@ -536,7 +536,7 @@ impl Suite {
             .map_or_else(|e| e, |p| p[0].describe_tol());
         format!(
             "penumbra {:?}, theirs {:?}; {tol}",
-            self.file.evaluate(i),
+            self.file.evaluate(i).map_err(|e| e.to_string()),
             self.theirs[i]
         )
     }
