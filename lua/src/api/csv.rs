@@ -7,8 +7,7 @@
 //! `columns`, the first row's fields are used in alphabetical order (nested tables other than
 //! positions are left out). Numbers that are exactly 32-bit floats — everything penumbra
 //! computes — are written in their shortest 32-bit form (`0.3`, not `0.30000001192092896`).
-
-use std::fmt::Write as _;
+//! The `csv` crate writes the records: a field with a comma, a quote or a line break is quoted.
 
 use mlua::{Lua, Table, Value};
 
@@ -61,30 +60,14 @@ fn lookup(row: &Table, column: &str) -> mlua::Result<Value> {
     Ok(at)
 }
 
-/// One CSV cell.
-fn cell(
-    call: &Call<'_>,
-    what: &dyn Fn() -> String,
-    v: &Value,
-    out: &mut String,
-) -> mlua::Result<()> {
-    match v {
-        Value::Nil => {}
-        Value::Boolean(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Integer(i) => {
-            let _ = write!(out, "{i}");
-        }
-        Value::Number(n) => out.push_str(&number_text(*n)),
-        Value::String(s) => {
-            let text = s.to_string_lossy();
-            if text.contains([',', '"', '\n', '\r']) {
-                out.push('"');
-                out.push_str(&text.replace('"', "\"\""));
-                out.push('"');
-            } else {
-                out.push_str(&text);
-            }
-        }
+/// One CSV cell's text (the `csv` crate quotes it where needed).
+fn cell(call: &Call<'_>, what: &dyn Fn() -> String, v: &Value) -> mlua::Result<String> {
+    Ok(match v {
+        Value::Nil => String::new(),
+        Value::Boolean(b) => b.to_string(),
+        Value::Integer(i) => i.to_string(),
+        Value::Number(n) => number_text(*n),
+        Value::String(s) => s.to_string_lossy(),
         other => {
             return Err(call.error(format!(
                 "{}: {} is not a CSV cell; name the fields to write as columns (\"lights.sun\")",
@@ -92,8 +75,7 @@ fn cell(
                 describe(other)
             )));
         }
-    }
-    Ok(())
+    })
 }
 
 /// `penumbra.writeCsv(path, rows [, columns])` → the path written.
@@ -149,35 +131,33 @@ fn write_csv(call: &Call<'_>) -> mlua::Result<String> {
             columns.push(name);
         }
     }
-    let mut text = String::new();
-    for (i, c) in columns.iter().enumerate() {
-        if i > 0 {
-            text.push(',');
-        }
-        cell(
-            call,
-            &String::new,
-            &Value::String(call.lua.create_string(c)?),
-            &mut text,
-        )?;
-    }
-    text.push('\n');
+    // Fields with a comma, a quote or a line break are quoted, quotes doubled (RFC 4180).
+    let mut out = csv::WriterBuilder::new()
+        .flexible(false)
+        .from_writer(Vec::new());
+    let record = |out: &mut csv::Writer<Vec<u8>>, cells: &[String]| {
+        out.write_record(cells)
+            .map_err(|e| call.error(format!("{rel}: {e}")))
+    };
+    record(&mut out, &columns)?;
     let context = ScriptContext::of(call.lua);
+    let mut cells = Vec::with_capacity(columns.len());
     for k in 0..n {
         if k % CHECK_EVERY == CHECK_EVERY - 1 {
             context.check_deadline(call.lua)?;
         }
         let r = row(k)?;
-        for (i, c) in columns.iter().enumerate() {
-            if i > 0 {
-                text.push(',');
-            }
+        cells.clear();
+        for c in &columns {
             let what = || format!("rows[{}].{c}", k + 1);
-            cell(call, &what, &lookup(&r, c)?, &mut text)?;
+            cells.push(cell(call, &what, &lookup(&r, c)?)?);
         }
-        text.push('\n');
+        record(&mut out, &cells)?;
     }
-    write_out(call, &rel, text.as_bytes())
+    let text = out
+        .into_inner()
+        .map_err(|e| call.error(format!("{rel}: {}", e.error())))?;
+    write_out(call, &rel, &text)
 }
 
 /// A number as `writeCsv` and `print` write it: one that is exactly a 32-bit float (everything

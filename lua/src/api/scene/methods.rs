@@ -14,8 +14,10 @@ use crate::api::names::{self, Members};
 use crate::api::{Fields, ScriptType, method, vector_value};
 use crate::context::ScriptContext;
 
-/// The largest OBJ file `loadObj` reads.
-const MAX_OBJ_BYTES: u64 = 256 << 20;
+/// The largest OBJ file `loadObj` reads: tobj keeps about 80 bytes per face while it reads, so
+/// a file of short `f` lines costs up to ten times its size (a million-triangle OBJ is about
+/// 40 MB).
+const MAX_OBJ_BYTES: u64 = 64 << 20;
 
 impl ScriptType for LuaScene {
     const MEMBERS: &'static Members = &names::SCENE_MEMBERS;
