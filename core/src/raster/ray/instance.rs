@@ -7,7 +7,7 @@ use std::sync::Arc;
 use glam::{Mat4, Vec3};
 
 use super::mesh::RayData;
-use super::traversal::{Best, BoxRay, EMPTY_STACK, Stack, nearest};
+use super::traversal::{Best, BoxRay, EMPTY_STACK, Stack, Warm, nearest};
 use super::triangle::Affine;
 use super::{RayHit, TriangleRay, unit_direction};
 use crate::raster::index::Node;
@@ -130,6 +130,7 @@ impl InstanceIndex {
             &world,
             &mut best,
             &mut stack,
+            Warm::of(&rays.records),
             &mut |first, count, best| {
                 let records = rays.records.iter().enumerate();
                 for (k, r) in records.skip(first as usize).take(count as usize) {
@@ -159,7 +160,7 @@ impl InstanceIndex {
     ) -> RayHit<u32> {
         let rays = self.rays(instances);
         let record = &rays.records[best.record as usize];
-        let [a, b, c] = rays.meshes[record.mesh as usize].triangles[best.slot as usize];
+        let [a, b, c] = rays.meshes[record.mesh as usize].triangle(best.slot);
         let n = record.inverse.transpose_vector((b - a).cross(c - a));
         let normal = n
             .try_normalize()

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use glam::Vec3;
 
 use super::TriangleRay;
-use super::traversal::{Best, BoxRay, EMPTY_STACK, Stack, nearest};
+use super::traversal::{Best, BoxRay, EMPTY_STACK, Stack, Warm, nearest};
+use super::triangle::Leaf4;
 use crate::raster::Mesh;
 use crate::raster::index::{MeshIndex, Node, Quad, Wide};
 
@@ -14,13 +15,21 @@ use crate::raster::index::{MeshIndex, Node, Quad, Wide};
 /// shared by every instance of the mesh.
 #[derive(Debug, Default)]
 pub(in crate::raster) struct RayData {
-    /// The root of the hierarchy (`None` for a mesh with nothing to hit).
+    /// The root of the hierarchy (`None` for a mesh with nothing to hit); a leaf root's
+    /// `first` is its first block of `leaves`.
     pub(super) root: Option<Node>,
-    /// The hierarchy's 4-wide form.
+    /// The hierarchy's 4-wide form; a leaf child's link is its first block of `leaves`.
     quads: Vec<Quad>,
-    /// The vertices of the indexed triangles leaf by leaf: entry `k` is triangle `order[k]`.
-    pub(super) triangles: Vec<[Vec3; 3]>,
-    order: Vec<u32>,
+    /// The indexed triangles leaf by leaf, four to a block (a leaf of `n` triangles takes
+    /// `⌈n/4⌉` consecutive blocks), so that one 4-wide test covers a leaf of the builder's.
+    leaves: Vec<Leaf4>,
+    /// The mesh's triangle index of each lane of `leaves`.
+    ids: Vec<[u32; 4]>,
+}
+
+/// Blocks of [`Leaf4`] a leaf of `count` triangles takes.
+fn blocks(count: u32) -> u32 {
+    count.div_ceil(4)
 }
 
 impl MeshIndex {
@@ -28,19 +37,45 @@ impl MeshIndex {
     pub(in crate::raster) fn ray_data(&self, mesh: &Mesh) -> &Arc<RayData> {
         self.ray.get_or_init(|| {
             let (p, idx) = (mesh.positions(), mesh.indices());
-            let order = self.bvh.order.clone();
-            let triangles = order
-                .iter()
-                .map(|&t| {
-                    let t = 3 * t as usize;
-                    [idx[t], idx[t + 1], idx[t + 2]].map(|k| p[k as usize])
-                })
-                .collect();
+            let order = &self.bvh.order;
+            let vertices = |t: u32| {
+                let t = 3 * t as usize;
+                [idx[t], idx[t + 1], idx[t + 2]].map(|k| p[k as usize])
+            };
+            let (mut leaves, mut ids) = (Vec::new(), Vec::new());
+            // A leaf's blocks, appended; returns the first.
+            let mut pack = |first: u32, count: u32| {
+                let at = leaves.len() as u32;
+                let items = &order[first as usize..(first + count) as usize];
+                for chunk in items.chunks(4) {
+                    let (mut leaf, mut id) = (Leaf4::default(), [u32::MAX; 4]);
+                    for (lane, &t) in chunk.iter().enumerate() {
+                        leaf.set(lane, vertices(t));
+                        id[lane] = t;
+                    }
+                    leaves.push(leaf);
+                    ids.push(id);
+                }
+                at
+            };
+            let mut root = self.bvh.nodes.first().copied();
+            let mut quads = Wide::of(&self.bvh.nodes).quads;
+            if let Some(r) = root.as_mut().filter(|r| r.count > 0) {
+                r.first = pack(r.first, r.count);
+            }
+            // Quads in order, so that the blocks follow the order the builder made.
+            for q in &mut quads {
+                for lane in 0..4 {
+                    if q.count[lane] > 0 {
+                        q.link[lane] = pack(q.link[lane], q.count[lane]);
+                    }
+                }
+            }
             Arc::new(RayData {
-                root: self.bvh.nodes.first().copied(),
-                quads: Wide::of(&self.bvh.nodes).quads,
-                triangles,
-                order,
+                root,
+                quads,
+                leaves,
+                ids,
             })
         })
     }
@@ -61,24 +96,38 @@ impl RayData {
             return;
         };
         let boxes = BoxRay::for_mesh(ray, (root.lo, root.hi));
-        let (tris, order) = (&self.triangles, &self.order);
+        let (leaves, ids) = (&self.leaves, &self.ids);
         nearest(
             root,
             &self.quads,
             &boxes,
             best,
             stack,
+            Warm::of(leaves),
             &mut |first, count, best| {
-                let (first, end) = (first as usize, (first + count) as usize);
-                for (k, &[a, b, c]) in tris.iter().enumerate().take(end).skip(first) {
-                    if let Some(t) = ray.intersect(a, b, c)
-                        && t <= best.t
-                    {
-                        best.offer(t, hit, order[k], k as u32);
+                let mut left = count;
+                for b in first..first + blocks(count) {
+                    let (Some(leaf), Some(id)) = (leaves.get(b as usize), ids.get(b as usize))
+                    else {
+                        return;
+                    };
+                    let (t, mut mask) = ray.intersect4(leaf, left);
+                    left = left.saturating_sub(4);
+                    while mask != 0 {
+                        let l = mask.trailing_zeros() as usize;
+                        mask &= mask - 1;
+                        if t[l] <= best.t {
+                            best.offer(t[l], hit, id[l], 4 * b + l as u32);
+                        }
                     }
                 }
             },
         );
+    }
+
+    /// The vertices of the triangle at `slot` ([`Best::slot`]) of this mesh's leaves.
+    pub(super) fn triangle(&self, slot: u32) -> [Vec3; 3] {
+        self.leaves[slot as usize / 4].triangle(slot as usize % 4)
     }
 
     /// How many triangles the ray crosses (at any `t ≥ 0`), and whether one of them at
@@ -88,7 +137,7 @@ impl RayData {
             return (0, false);
         };
         let boxes = BoxRay::for_mesh(ray, (root.lo, root.hi));
-        let tris = &self.triangles;
+        let leaves = &self.leaves;
         let (mut count, mut at_origin) = (0u32, false);
         // Nothing lowers `best.t`: every leaf the ray enters is visited.
         let mut best = Best::within(f32::INFINITY);
@@ -99,12 +148,14 @@ impl RayData {
             &boxes,
             &mut best,
             &mut stack,
+            Warm::of(leaves),
             &mut |first, n, _| {
-                for &[a, b, c] in tris.iter().skip(first as usize).take(n as usize) {
-                    if let Some(t) = ray.intersect(a, b, c) {
-                        count += 1;
-                        at_origin |= t == 0.0;
-                    }
+                let mut left = n;
+                for leaf in leaves.iter().skip(first as usize).take(blocks(n) as usize) {
+                    let (t, mask) = ray.intersect4(leaf, left);
+                    left = left.saturating_sub(4);
+                    count += mask.count_ones();
+                    at_origin |= (0..4).any(|l| mask & (1 << l) != 0 && t[l] == 0.0);
                 }
             },
         );

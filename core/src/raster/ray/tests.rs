@@ -79,3 +79,47 @@ fn box_tests_keep_a_ray_along_a_face_plane_and_agree_on_quads() {
     let (ts, mask) = r.enter_quad(&quad, f32::INFINITY);
     assert_eq!((mask, ts[0]), (0b11, 0.0));
 }
+
+#[test]
+fn four_wide_triangle_test_gives_the_scalar_bits() {
+    use super::triangle::Leaf4;
+    // A fixed LCG (Knuth's MMIX constants): the same triangles every run.
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        // A small grid of values, so that rays often run exactly through edges and vertices
+        // (edge functions of 0, the f64 path).
+        ((state >> 40) % 9) as f32 * 0.25 - 1.0
+    };
+    let (mut hits, mut lanes_seen) = (0, 0);
+    for _ in 0..20_000 {
+        let mut v = || Vec3::new(next(), next(), next());
+        let ray = TriangleRay::new(v(), v());
+        let tris: [[Vec3; 3]; 4] = std::array::from_fn(|_| [v(), v(), v()]);
+        let Some(ray) = ray else {
+            continue;
+        };
+        let mut leaf = Leaf4::default();
+        for (lane, &t) in tris.iter().enumerate() {
+            leaf.set(lane, t);
+        }
+        for lanes in 1..=4u32 {
+            let (ts, mask) = ray.intersect4(&leaf, lanes);
+            assert_eq!(mask >> lanes, 0, "a lane past the count");
+            for (lane, &[a, b, c]) in tris.iter().enumerate().take(lanes as usize) {
+                let want = ray.intersect(a, b, c);
+                let got = (mask & (1 << lane) != 0).then_some(ts[lane]);
+                assert_eq!(
+                    got.map(f32::to_bits),
+                    want.map(f32::to_bits),
+                    "lane {lane} of {tris:?}"
+                );
+                hits += usize::from(want.is_some());
+                lanes_seen += 1;
+            }
+        }
+    }
+    assert!(hits > lanes_seen / 50, "{hits} of {lanes_seen}");
+}
