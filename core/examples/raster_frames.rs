@@ -26,12 +26,19 @@ fn main() {
     let state = RasterState::default();
     let mut target = DepthTarget::new(2048, 2048, Format::D32Float).expect("valid target");
     let mut stats = Default::default();
-    let start = Instant::now();
-    for _ in 0..frames {
+    let mut times = Vec::new();
+    for _ in 0..frames.max(1) {
+        let start = Instant::now();
         target.clear(1.0);
         stats = rasterize(&mut target, vp, &instances, &state, threads);
+        times.push(start.elapsed().as_secs_f64() * 1e3);
     }
-    let ms = start.elapsed().as_secs_f64() * 1e3 / f64::from(frames.max(1));
+    times.sort_by(f64::total_cmp);
     println!("{stats:?}");
-    println!("{ms:.2} ms per frame ({threads} thread(s), {frames} frames)");
+    println!(
+        "{:.2} ms per frame, median ({:.2} fastest; {threads} thread(s), {} frames)",
+        times[times.len() / 2],
+        times[0],
+        times.len()
+    );
 }

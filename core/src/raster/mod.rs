@@ -64,6 +64,7 @@
 //! assert!(target.depth(32, 32) < 1.0);
 //! ```
 
+mod draw;
 mod index;
 mod mesh;
 mod ray;
@@ -76,13 +77,14 @@ use std::ops::Range;
 
 use glam::Mat4;
 
+use crate::cpu::CpuExtension;
 use crate::format::Format;
 
+pub(crate) use draw::TileBuf;
 pub use index::InstanceIndex;
 pub use mesh::Mesh;
 pub use ray::{RayHit, TriangleRay, ray_inverse, unit_direction};
 pub use target::{DepthTarget, TILE_SIZE};
-pub(crate) use tile::TileBuf;
 pub use tiled::rasterize_tiles;
 pub(crate) use tiled::{TileDrawer, TileScratch};
 
@@ -289,6 +291,27 @@ pub fn rasterize(
     state: &RasterState,
     threads: usize,
 ) -> RasterStats {
+    rasterize_using(
+        target,
+        view_proj,
+        instances,
+        state,
+        threads,
+        CpuExtension::default(),
+    )
+}
+
+/// [`rasterize`] on the drawing kernel of `ext` (the widest one at or below it that this CPU
+/// runs): every kernel writes the same bits. For tests and benches.
+#[doc(hidden)]
+pub fn rasterize_using(
+    target: &mut DepthTarget,
+    view_proj: Mat4,
+    instances: &[Instance<'_>],
+    state: &RasterState,
+    threads: usize,
+    ext: CpuExtension,
+) -> RasterStats {
     crate::zone!("penumbra::raster::rasterize");
     let threads = threads.max(1);
     let ctx = setup::Context::new(target.width(), target.height(), target.format(), state);
@@ -323,7 +346,6 @@ pub fn rasterize(
     };
     let chunks = scene.setup(&ctx, &vertices, &grid, nt, threads);
     drop(vertices);
-
     let triangles_drawn = chunks.iter().map(|c| c.drawn).sum();
     let work: u64 = chunks.iter().map(|c| c.work).sum();
     let raster_threads = if work >= PARALLEL_RASTER_WORK {
@@ -337,6 +359,7 @@ pub fn rasterize(
         &chunks,
         raster_threads,
         state.depth_func == DepthFunc::Greater,
+        ext,
     );
     crate::plot!("penumbra::raster triangles drawn", triangles_drawn);
     crate::plot!("penumbra::raster pixels written", pixels_written);

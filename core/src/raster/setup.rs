@@ -63,15 +63,19 @@ pub(crate) struct Vertex {
 type Snapped = (i32, i32, f32);
 
 /// A triangle ready to draw: clockwise on screen (positive area), bounds clipped to the target.
+/// One cache line each (the tiles read them in scattered order).
 #[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
 pub(crate) struct Tri {
     /// Snapped vertex positions (1/256 pixel).
     pub x: [i32; 3],
     pub y: [i32; 3],
     /// Pixel bounds of the centres it may cover, inclusive: min x, min y, max x, max y.
     pub bbox: [u16; 4],
-    /// Biased depth at vertex 0 and its change per pixel along x and y.
-    pub z0: f64,
+    /// Biased depth at the centre of the first pixel of `bbox` (min x, min y), and its change
+    /// per pixel along x and y: every pixel's depth is computed from these alone (the formula
+    /// of [`super::draw`]), whatever part of the target is drawn.
+    pub zr: f64,
     pub dzdx: f64,
     pub dzdy: f64,
     /// Bit i: edge i (vertex i → vertex i + 1) is a top or left edge.
@@ -126,6 +130,24 @@ fn area2(p: &[Snapped; 3]) -> i64 {
     let (x0, y0) = (i64::from(p[0].0), i64::from(p[0].1));
     (i64::from(p[1].0) - x0) * (i64::from(p[2].1) - y0)
         - (i64::from(p[1].1) - y0) * (i64::from(p[2].0) - x0)
+}
+
+/// `v.round_ties_even() as i32` for |v| ≤ [`FIXED_LIMIT`]: on x86-64 one conversion in the
+/// default rounding mode (to nearest, ties to even) instead of a call to `rintf` (baseline
+/// x86-64 has no rounding instruction).
+#[inline(always)]
+fn round_to_i32(v: f32) -> i32 {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE is part of x86-64; the conversion reads MXCSR's rounding mode, which Rust
+    // code never changes from round-to-nearest-even.
+    unsafe {
+        use std::arch::x86_64::{_mm_cvtss_si32, _mm_set_ss};
+        _mm_cvtss_si32(_mm_set_ss(v))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        v.round_ties_even() as i32
+    }
 }
 
 /// 2^k as an f32, exactly, for k in −149..=127.
@@ -210,13 +232,14 @@ impl Context {
         let y = (1.0 - c.y * inv) * self.scale_y;
         let z = c.z * inv;
         if x.abs() <= FIXED_LIMIT && y.abs() <= FIXED_LIMIT && z.is_finite() {
-            Some((x.round_ties_even() as i32, y.round_ties_even() as i32, z))
+            Some((round_to_i32(x), round_to_i32(y), z))
         } else {
             None
         }
     }
 
     /// Vertex processing for one clip-space position.
+    #[inline]
     pub fn vertex(&self, clip: Vec4) -> Vertex {
         let mut v = Vertex {
             clip,
@@ -226,21 +249,21 @@ impl Context {
             v.code = NON_FINITE;
             return v;
         }
-        for plane in PLANES {
-            if self.clip_mask & plane != 0 && self.distance(plane, clip) < 0.0 {
-                v.code |= plane;
-            }
-        }
-        for (bit, outside) in [
-            (VIEW_LEFT, clip.x < -clip.w),
-            (VIEW_RIGHT, clip.x > clip.w),
-            (VIEW_BOTTOM, clip.y < -clip.w),
-            (VIEW_TOP, clip.y > clip.w),
-        ] {
-            if outside {
-                v.code |= bit;
-            }
-        }
+        // The planes' `distance < 0`, written out (the same expressions as `distance`).
+        let (x, y, z, w) = (clip.x, clip.y, clip.z, clip.w);
+        let bit = |outside: bool, plane: u16| if outside { plane } else { 0 };
+        let planes = bit(w - W_MIN < 0.0, PLANE_W)
+            | bit(z < 0.0, PLANE_NEAR)
+            | bit(w - z < 0.0, PLANE_FAR)
+            | bit(x + self.guard_x * w < 0.0, PLANE_LEFT)
+            | bit(self.guard_x * w - x < 0.0, PLANE_RIGHT)
+            | bit(y + self.guard_y * w < 0.0, PLANE_BOTTOM)
+            | bit(self.guard_y * w - y < 0.0, PLANE_TOP);
+        v.code = (planes & self.clip_mask)
+            | bit(x < -w, VIEW_LEFT)
+            | bit(x > w, VIEW_RIGHT)
+            | bit(y < -w, VIEW_BOTTOM)
+            | bit(y > w, VIEW_TOP);
         if v.code & self.clip_mask == 0 {
             match self.project(clip) {
                 Some((x, y, z)) => (v.x, v.y, v.z) = (x, y, z),
@@ -450,11 +473,15 @@ impl Context {
         let slack = (z_max.abs() + z_min.abs() + dzdx.abs() * reach_x + dzdy.abs() * reach_y)
             * f64::from(f32::EPSILON).powi(2);
         let plain = z_min - slack >= f64::from(f32::MIN_POSITIVE) * 2.0 && z_max + slack <= 1.0;
+        let sub = f64::from(1u32 << SUB_BITS);
+        let zr = (f64::from(p[0].2) + bias)
+            + dzdx * (f64::from((x_lo << SUB_BITS) + half - p[0].0) / sub)
+            + dzdy * (f64::from((y_lo << SUB_BITS) + half - p[0].1) / sub);
         out.push(Tri {
             x: [p[0].0, p[1].0, p[2].0],
             y: [p[0].1, p[1].1, p[2].1],
             bbox: [x_lo as u16, y_lo as u16, x_hi as u16, y_hi as u16],
-            z0: f64::from(p[0].2) + bias,
+            zr,
             dzdx,
             dzdy,
             top_left,

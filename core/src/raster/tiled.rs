@@ -12,11 +12,13 @@
 
 use glam::{DVec4, Mat4};
 
+use super::draw::{self, Area, TileBuf};
 use super::index::{InstanceIndex, Plane};
 use super::setup::{self, Tri};
 use super::target::{Storage, TILE_PIXELS, TILE_SIZE};
-use super::tile::{self, Grid, TileBuf};
+use super::tile::Grid;
 use super::{DepthFunc, DepthTarget, Instance, Placed, RasterState, RasterStats};
+use crate::cpu::CpuExtension;
 use crate::format::Format;
 
 /// Pixels of margin round a tile when its triangles are looked up: covers snapping (1/512
@@ -143,7 +145,16 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
             });
         });
         stats.pieces = scratch.tris.len() as u64;
-        stats.written = tile::draw_tris(buf, self.grid.rect(t), &scratch.tris, self.greater);
+        stats.written = draw::draw_tris(
+            buf,
+            Area::tile(self.grid.rect(t)),
+            &[draw::Batch {
+                tris: &scratch.tris,
+                items: None,
+            }],
+            self.greater,
+            CpuExtension::default(),
+        );
         stats
     }
 }

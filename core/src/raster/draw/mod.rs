@@ -1,0 +1,264 @@
+//! Drawing set-up triangles into a tile: which pixel centres each covers, the depth there, and
+//! the depth test with writes.
+//!
+//! Every pixel's depth is a fixed function of the triangle and the pixel alone, never of the
+//! part of the target being drawn:
+//!
+//! ```text
+//! z(x, y) = (zr + ∂z/∂y · (y − yr)) + ∂z/∂x · (x − xr)
+//! ```
+//!
+//! in f64, each product and each sum rounded once (no fused multiply-add), where `(xr, yr)` is
+//! the first pixel of the triangle's bounds and `zr` the (biased) depth at its centre
+//! ([`Tri::zr`]). So a tile, or any rectangle of one, drawn alone holds the bits the full draw
+//! writes there, and the SIMD kernels give the portable one's bits.
+//!
+//! Coverage is exact (integer edge functions, D3D's top-left rule): the portable kernel finds
+//! each row's run of covered centres; the AVX2 kernel tests eight centres at once with 32-bit
+//! edge functions where they cannot overflow (small triangles, the common case) and otherwise
+//! walks each row's exact run eight pixels at a time.
+
+#[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+mod avx2;
+mod scalar;
+
+use crate::cpu::CpuExtension;
+
+use super::setup::{HALF, SUB_BITS, Tri};
+use super::target::TILE_SIZE;
+
+/// A tile's pixel buffer (`TILE_SIZE`² values, row-major) of either storage.
+pub(crate) enum TileBuf<'a> {
+    F32(&'a mut [f32]),
+    U16(&'a mut [u16]),
+}
+
+/// Where a tile buffer sits on the target, and the part of it to draw.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Area {
+    /// The target pixel of the buffer's first value (a multiple of `TILE_SIZE` on each axis).
+    pub origin: [i32; 2],
+    /// The pixels to draw, inclusive: x0, y0, x1, y1 (inside the buffer's `TILE_SIZE`² square).
+    pub clip: [i32; 4],
+}
+
+impl Area {
+    /// The whole tile whose inclusive pixel rectangle is `rect`.
+    pub(crate) fn tile(rect: [i32; 4]) -> Area {
+        Area {
+            origin: [rect[0], rect[1]],
+            clip: rect,
+        }
+    }
+
+    /// The part of `t`'s bounds inside the clip rectangle: x0, y0, x1, y1, or `None`.
+    #[inline(always)]
+    fn span_of(&self, t: &Tri) -> Option<[i32; 4]> {
+        let xs = self.clip[0].max(i32::from(t.bbox[0]));
+        let ys = self.clip[1].max(i32::from(t.bbox[1]));
+        let xe = self.clip[2].min(i32::from(t.bbox[2]));
+        let ye = self.clip[3].min(i32::from(t.bbox[3]));
+        (xs <= xe && ys <= ye).then_some([xs, ys, xe, ye])
+    }
+
+    /// Index of target pixel (x, y) in the buffer.
+    #[inline(always)]
+    fn index(&self, x: i32, y: i32) -> usize {
+        (y - self.origin[1]) as usize * TILE_SIZE as usize + (x - self.origin[0]) as usize
+    }
+}
+
+/// The kernels the draw can run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kernel {
+    Scalar,
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    Avx2,
+}
+
+impl Kernel {
+    fn of(ext: CpuExtension) -> Kernel {
+        #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+        if ext >= CpuExtension::Avx2 && ext.is_supported() {
+            return Kernel::Avx2;
+        }
+        let _ = ext;
+        Kernel::Scalar
+    }
+}
+
+/// Set-up triangles to draw: all of `tris`, or those that `items` names, in its order.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Batch<'a> {
+    pub tris: &'a [Tri],
+    pub items: Option<&'a [u32]>,
+}
+
+/// How many triangles ahead a batch's listed records are prefetched (they lie scattered in
+/// the set-up records: a tile's triangles are a small part of them).
+const PREFETCH_AHEAD: usize = 6;
+
+impl Batch<'_> {
+    /// Calls `f` with each triangle, in order.
+    #[inline(always)]
+    fn each(&self, mut f: impl FnMut(&Tri)) {
+        match self.items {
+            None => self.tris.iter().for_each(f),
+            Some(items) => {
+                for (k, &i) in items.iter().enumerate() {
+                    if let Some(&ahead) = items.get(k + PREFETCH_AHEAD) {
+                        prefetch(&self.tris[ahead as usize]);
+                    }
+                    f(&self.tris[i as usize]);
+                }
+            }
+        }
+    }
+}
+
+/// Asks for the cache line of `t` (a hint; nothing on other targets).
+#[inline(always)]
+fn prefetch(t: &Tri) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch has no effect on memory or on the program's behaviour.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            (t as *const Tri).cast(),
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = t;
+}
+
+/// Draws the triangles of `batches`, in order, into the part `area` of a tile with the LESS
+/// test (`greater`: GREATER) on the kernel of `ext` (the best one at or below it); returns the
+/// pixels written.
+pub(crate) fn draw_tris(
+    buf: TileBuf<'_>,
+    area: Area,
+    batches: &[Batch<'_>],
+    greater: bool,
+    ext: CpuExtension,
+) -> u64 {
+    match Kernel::of(ext) {
+        #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+        // SAFETY: `Kernel::of` chose AVX2 only where the CPU has it.
+        Kernel::Avx2 => unsafe { avx2::draw(buf, area, batches, greater) },
+        Kernel::Scalar => scalar::draw(buf, area, batches, greater),
+    }
+}
+
+/// Whether any pixel centre of `rect` (inclusive, clipped to the bounds) can be inside `t`: for
+/// each edge, the largest edge function over the rectangle is at one of its corners.
+#[inline(always)]
+pub(crate) fn may_cover(t: &Tri, rect: [i32; 4]) -> bool {
+    let x0 = rect[0].max(i32::from(t.bbox[0]));
+    let y0 = rect[1].max(i32::from(t.bbox[1]));
+    let x1 = rect[2].min(i32::from(t.bbox[2]));
+    let y1 = rect[3].min(i32::from(t.bbox[3]));
+    if x0 > x1 || y0 > y1 {
+        return false;
+    }
+    let centre = |p: i32| (i64::from(p) << SUB_BITS) + HALF;
+    (0..3).all(|i| {
+        let (dx, dy, ox, oy, bias) = t.edge(i);
+        let px = centre(if dy < 0 { x1 } else { x0 });
+        let py = centre(if dx > 0 { y1 } else { y0 });
+        dx * (py - oy) - dy * (px - ox) + bias >= 0
+    })
+}
+
+/// Edge `i` of `t` at the centre of pixel (x, y), its fill bias included: covered when ≥ 0 for
+/// all three edges. Also the changes per pixel along x and along y.
+#[inline(always)]
+fn edge_at(t: &Tri, i: usize, x: i32, y: i32) -> (i64, i64, i64) {
+    let (dx, dy, ox, oy, bias) = t.edge(i);
+    let px = (i64::from(x) << SUB_BITS) + HALF;
+    let py = (i64::from(y) << SUB_BITS) + HALF;
+    (
+        dx * (py - oy) - dy * (px - ox) + bias,
+        -dy << SUB_BITS,
+        dx << SUB_BITS,
+    )
+}
+
+/// The depth of `t` at the start of row `y`, before the x term (see the module docs).
+#[inline(always)]
+fn row_depth(t: &Tri, y: i32) -> f64 {
+    t.zr + t.dzdy * f64::from(y - i32::from(t.bbox[1]))
+}
+
+/// The depth of `t` at pixel x of a row whose [`row_depth`] is `zrow`.
+#[inline(always)]
+fn pixel_depth(t: &Tri, zrow: f64, x: i32) -> f64 {
+    zrow + t.dzdx * f64::from(x - i32::from(t.bbox[0]))
+}
+
+/// The run `[lo, hi)` of covered centres of a row of `width` pixels, given the three edge
+/// functions `e` at its first pixel, their steps `s` along x and `inv` = 1/|s|: each edge bounds
+/// the run from one side (or, parallel to the row, keeps all or nothing).
+#[inline(always)]
+fn row_run(e: &[i64; 3], s: &[i64; 3], inv: &[f64; 3], width: i64) -> (i64, i64) {
+    let (mut lo, mut hi) = (0, width);
+    for i in 0..3 {
+        if s[i] > 0 {
+            lo = lo.max(first_inside(e[i], s[i], inv[i], width));
+        } else if s[i] < 0 {
+            hi = hi.min(end_inside(e[i], s[i], inv[i], width));
+        } else if e[i] < 0 {
+            hi = 0;
+        }
+    }
+    (lo, hi)
+}
+
+/// The first k in `0..=width` with `e + k·s ≥ 0`, for `s > 0` (`inv` = 1/s): estimated in
+/// floating point, then settled exactly.
+#[inline(always)]
+fn first_inside(e: i64, s: i64, inv: f64, width: i64) -> i64 {
+    if e >= 0 {
+        return 0;
+    }
+    let mut k = (((-e) as f64 * inv) as i64 + 1).clamp(0, width);
+    while k < width && e + k * s < 0 {
+        k += 1;
+    }
+    while k > 0 && e + (k - 1) * s >= 0 {
+        k -= 1;
+    }
+    k
+}
+
+/// One past the last k in `0..width` with `e + k·s ≥ 0`, for `s < 0` (`inv` = 1/|s|); 0 if none.
+#[inline(always)]
+fn end_inside(e: i64, s: i64, inv: f64, width: i64) -> i64 {
+    if e < 0 {
+        return 0;
+    }
+    let mut k = ((e as f64 * inv) as i64 + 1).clamp(0, width);
+    while k < width && e + k * s >= 0 {
+        k += 1;
+    }
+    while k > 0 && e + (k - 1) * s < 0 {
+        k -= 1;
+    }
+    k
+}
+
+/// The per-row stepping of a triangle over the part `[xs, xe] × [ys, ye]`: the edge functions at
+/// (xs, ys), their steps, and 1/|step along x| for the run estimates.
+#[inline(always)]
+fn row_setup(t: &Tri, xs: i32, ys: i32) -> ([i64; 3], [i64; 3], [i64; 3], [f64; 3]) {
+    let mut e = [0i64; 3];
+    let mut sx = [0i64; 3];
+    let mut sy = [0i64; 3];
+    let mut inv = [0f64; 3];
+    for i in 0..3 {
+        (e[i], sx[i], sy[i]) = edge_at(t, i, xs, ys);
+        inv[i] = 1.0 / (sx[i] as f64).abs();
+    }
+    (e, sx, sy, inv)
+}
+
+#[cfg(test)]
+mod tests;
