@@ -361,7 +361,7 @@ impl Bvh {
         while top > 0 {
             top -= 1;
             let node = &self.nodes[stack[top] as usize];
-            if planes.iter().any(|p| p.excludes(node.lo, node.hi)) {
+            if Plane::any_excludes(planes, node.lo, node.hi) {
                 continue;
             }
             if node.count > 0 {
@@ -478,17 +478,37 @@ impl Plane {
     }
 
     /// True when every point of the box is outside the plane by more than the slack.
-    #[inline]
+    #[cfg(test)]
     fn excludes(&self, lo: [f32; 3], hi: [f32; 3]) -> bool {
-        let mut value = self.n.w;
-        let mut size = self.abs.w;
+        Self::any_excludes(std::slice::from_ref(self), lo, hi)
+    }
+
+    /// True when every point of the box is outside one of `planes` by more than the slack: the
+    /// box's largest value of `n · p` is `n · c + |n| · e` (centre c, half extent e), and the
+    /// slack scales with `|M|ᵀ|n| · (|c| + e)`, the largest magnitude of the terms a vertex
+    /// transform adds there. The box is read once for all the planes.
+    #[inline]
+    fn any_excludes(planes: &[Plane], lo: [f32; 3], hi: [f32; 3]) -> bool {
+        let mut c = [0.0f64; 3];
+        let mut e = [0.0f64; 3];
+        let mut m = [0.0f64; 3];
         for a in 0..3 {
             let (l, h) = (f64::from(lo[a]), f64::from(hi[a]));
-            value += self.n[a] * if self.n[a] >= 0.0 { h } else { l };
-            size += self.abs[a] * l.abs().max(h.abs());
+            c[a] = 0.5 * (l + h);
+            e[a] = 0.5 * (h - l);
+            m[a] = l.abs().max(h.abs());
         }
-        // NaN (from a degenerate box or plane) never excludes.
-        value < -RELATIVE_SLACK * size
+        for p in planes {
+            let value = p.n.w
+                + (p.n.x * c[0] + p.n.y * c[1] + p.n.z * c[2])
+                + (p.n.x.abs() * e[0] + p.n.y.abs() * e[1] + p.n.z.abs() * e[2]);
+            let size = p.abs.w + p.abs.x * m[0] + p.abs.y * m[1] + p.abs.z * m[2];
+            // NaN (from a degenerate box or plane) never excludes.
+            if value < -RELATIVE_SLACK * size {
+                return true;
+            }
+        }
+        false
     }
 }
 

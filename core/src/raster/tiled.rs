@@ -29,6 +29,40 @@ const MARGIN: f64 = 2.0;
 #[derive(Debug, Default)]
 pub(crate) struct TileScratch {
     tris: Vec<Tri>,
+    /// Vertices transformed for the instance being drawn, direct-mapped by index: the
+    /// triangles of a mesh share vertices (a height field's, six each), so most are found
+    /// here instead of transformed again. Tagged with `epoch`, which each instance moves on.
+    cache: Vec<(u64, setup::Vertex)>,
+    epoch: u32,
+}
+
+/// Slots of the vertex cache (a power of two).
+const CACHE_SLOTS: usize = 256;
+
+impl TileScratch {
+    /// Starts the cache afresh for the next instance.
+    fn next_instance(&mut self) {
+        if self.cache.is_empty() {
+            self.cache = vec![(u64::MAX, setup::Vertex::default()); CACHE_SLOTS];
+        }
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            // Tags of 2³² instances ago could match again: forget them all.
+            self.cache.fill((u64::MAX, setup::Vertex::default()));
+            self.epoch = 1;
+        }
+    }
+
+    /// The vertex `k` of the current instance, transformed by `make` unless cached.
+    #[inline]
+    fn vertex(&mut self, k: u32, make: impl FnOnce() -> setup::Vertex) -> setup::Vertex {
+        let tag = (u64::from(self.epoch) << 32) | u64::from(k);
+        let slot = &mut self.cache[k as usize & (CACHE_SLOTS - 1)];
+        if slot.0 != tag {
+            *slot = (tag, make());
+        }
+        slot.1
+    }
 }
 
 /// One view of one submission, ready to draw tile by tile.
@@ -93,9 +127,9 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
         (self.grid.tiles_x, self.grid.tiles_y)
     }
 
-    /// The clip-space planes round tile `t` (with [`MARGIN`]), and in front of the camera.
-    fn planes(&self, t: usize) -> ([Plane; 7], usize) {
-        let [x0, y0, x1, y1] = self.grid.rect(t);
+    /// The clip-space planes round the pixel rectangle `rect` (inclusive, with [`MARGIN`]), and
+    /// in front of the camera.
+    fn planes(&self, [x0, y0, x1, y1]: [i32; 4]) -> ([Plane; 7], usize) {
         let (w, h) = (f64::from(self.grid.width), f64::from(self.grid.height));
         // Screen x = (ndc + 1)·W/2, screen y = (1 − ndc)·H/2; centres at +0.5.
         let left = 2.0 * (f64::from(x0) + 0.5 - MARGIN) / w - 1.0;
@@ -117,11 +151,16 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
         (planes, n)
     }
 
-    /// Draws tile `t`'s triangles into `buf` (the tile's `TILE_PIXELS` values, row-major)
-    /// with the depth test, over what `buf` holds.
-    pub(crate) fn draw(&self, t: usize, buf: TileBuf<'_>, scratch: &mut TileScratch) -> TileStats {
+    /// Draws the triangles that reach `area`'s clip rectangle into `buf` with the depth test,
+    /// over what `buf` holds.
+    pub(crate) fn draw(
+        &self,
+        area: Area,
+        buf: TileBuf<'_>,
+        scratch: &mut TileScratch,
+    ) -> TileStats {
         crate::zone!("penumbra::raster::draw tile");
-        let (clip_planes, n) = self.planes(t);
+        let (clip_planes, n) = self.planes(area.clip);
         let clip_planes = &clip_planes[..n];
         let world: Vec<Plane> = clip_planes
             .iter()
@@ -129,6 +168,7 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
             .collect();
         scratch.tris.clear();
         let mut stats = TileStats::default();
+        let mut tris = std::mem::take(&mut scratch.tris);
         self.index.visit(&world, |i| {
             let inst = &self.instances[i as usize];
             // The product `rasterize` makes per instance, so vertices land on the same bits.
@@ -136,18 +176,23 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
             let object: [Plane; 7] = std::array::from_fn(|k| clip_planes[k.min(n - 1)].through(m));
             let mesh = inst.mesh();
             let (positions, indices, cull) = (mesh.positions(), mesh.indices(), inst.cull());
+            scratch.next_instance();
             mesh.index().visit(&object[..n], |tri| {
                 stats.candidates += 1;
                 let idx: [u32; 3] = std::array::from_fn(|k| indices[3 * tri as usize + k]);
-                let v = idx.map(|k| self.ctx.vertex(*m * positions[k as usize].extend(1.0)));
-                self.ctx
-                    .triangle([&v[0], &v[1], &v[2]], cull, &mut scratch.tris);
+                let v = idx.map(|k| {
+                    scratch.vertex(k, || {
+                        self.ctx.vertex(*m * positions[k as usize].extend(1.0))
+                    })
+                });
+                self.ctx.triangle([&v[0], &v[1], &v[2]], cull, &mut tris);
             });
         });
+        scratch.tris = tris;
         stats.pieces = scratch.tris.len() as u64;
         stats.written = draw::draw_tris(
             buf,
-            Area::tile(self.grid.rect(t)),
+            area,
             &[draw::Batch {
                 tris: &scratch.tris,
                 items: None,
@@ -223,7 +268,7 @@ pub fn rasterize_tiles(
     }
     let draw = |t: usize, buf: TileBuf<'_>| {
         let mut scratch = TileScratch::default();
-        drawer.draw(t, buf, &mut scratch)
+        drawer.draw(Area::tile(drawer.grid.rect(t)), buf, &mut scratch)
     };
     let sum = |stats: TileStats| (stats.pieces, stats.written);
     let (pieces, written) = match target.storage_mut() {

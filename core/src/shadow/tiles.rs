@@ -1,7 +1,7 @@
 //! Shadow maps drawn tile by tile, as queries need them, and redrawn only where something
 //! moved.
 //!
-//! A tiled map starts with no texel drawn. A query first works out which [`TILE_SIZE`]² tiles
+//! A tiled map starts with no texel drawn. A query first works out which [`MAP_TILE`]² tiles
 //! its taps read (each tap's 2×2 footprint with a texel of slack, through the sampler's address
 //! mode; for a cube map, across face edges too), draws the missing ones — rasterizing only the
 //! triangles that reach each tile ([`crate::raster`]'s tile drawer over the lighting's
@@ -25,7 +25,7 @@ use super::{Aabb, Occluder};
 use crate::desc::AddressMode;
 use crate::format::{self, Format};
 use crate::raster::{
-    CullMode, InstanceIndex, Mesh, Placed, RasterState, TILE_SIZE, TileBuf, TileDrawer, TileScratch,
+    Area, CullMode, InstanceIndex, Mesh, Placed, RasterState, TileBuf, TileDrawer, TileScratch,
 };
 use crate::sample::Sampler;
 use crate::sample::batch::CmpBatch;
@@ -42,6 +42,11 @@ impl Placed for Occluder {
         self.cull
     }
 }
+
+/// Edge of the square tiles a map is drawn in (texels): the unit of drawing on demand and of
+/// forgetting after a change. Small enough that a few probes draw little more than what their
+/// filters read, large enough that finding a tile's triangles is paid over many texels.
+pub const MAP_TILE: u32 = 32;
 
 /// The occluders of a lighting in handle order, with the world-space index tiles are drawn
 /// through. Kept by the lighting and updated in place as occluders move.
@@ -173,6 +178,8 @@ impl Needs {
 thread_local! {
     /// Set when a tile this thread needed was left undrawn because the deadline had passed.
     static SKIPPED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The tile drawer's buffers, kept from one tile to the next.
+    static SCRATCH: std::cell::RefCell<TileScratch> = std::cell::RefCell::new(TileScratch::default());
 }
 
 /// Whether a tile this thread needed was left undrawn by the deadline since the last call
@@ -267,7 +274,7 @@ impl Tiled {
         if batches.iter().any(Option::is_none) {
             return None;
         }
-        let tiles = resolution.div_ceil(TILE_SIZE);
+        let tiles = resolution.div_ceil(MAP_TILE);
         let per_slice = (tiles * tiles) as usize;
         let clear = {
             let mut target = crate::raster::DepthTarget::new(1, 1, format).ok()?;
@@ -322,7 +329,7 @@ impl Tiled {
             } else {
                 x.clamp(0, n - 1)
             };
-            let tile = (x / i64::from(TILE_SIZE)) as u32;
+            let tile = (x / i64::from(MAP_TILE)) as u32;
             if len == 0 || out[len - 1] != tile {
                 out[len] = tile;
                 len += 1;
@@ -481,9 +488,14 @@ impl Tiled {
             if crate::deadline::expired() {
                 return 0;
             }
-            let mut scratch = TileScratch::default();
             let mut values = TileValues::cleared(self.format, self.clear);
-            drawers[t / per].draw(t % per, values.buf(), &mut scratch);
+            let [x0, y0, x1, y1] = self.tile_rect(t % per);
+            let area = Area {
+                origin: [x0 as i32, y0 as i32],
+                stride: MAP_TILE as usize,
+                clip: [x0 as i32, y0 as i32, x1 as i32, y1 as i32],
+            };
+            SCRATCH.with_borrow_mut(|scratch| drawers[t / per].draw(area, values.buf(), scratch));
             out.lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .push((t, values));
@@ -492,31 +504,35 @@ impl Tiled {
         out.into_inner().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The inclusive texel rectangle of tile `local` of a slice: x0, y0, x1, y1.
+    fn tile_rect(&self, local: usize) -> [u32; 4] {
+        let (tx, ty) = (local as u32 % self.tiles, local as u32 / self.tiles);
+        let n = self.resolution;
+        let (x0, y0) = (tx * MAP_TILE, ty * MAP_TILE);
+        [
+            x0,
+            y0,
+            (x0 + MAP_TILE).min(n) - 1,
+            (y0 + MAP_TILE).min(n) - 1,
+        ]
+    }
+
     /// Writes one drawn tile into the texels and the key image.
     fn store(&self, r: &mut Resident, t: usize, values: &TileValues) {
         let per = self.per_slice();
-        let (slice, local) = (t / per, t % per);
-        let (tx, ty) = (local as u32 % self.tiles, local as u32 / self.tiles);
-        let n = self.resolution;
-        let (x0, y0) = (tx * TILE_SIZE, ty * TILE_SIZE);
-        let (x1, y1) = ((x0 + TILE_SIZE).min(n) - 1, (y0 + TILE_SIZE).min(n) - 1);
+        let slice = t / per;
+        let [x0, y0, x1, y1] = self.tile_rect(t % per);
+        let n = self.resolution as usize;
         let bpt = self.format.bytes_per_texel();
+        let len = (x1 - x0 + 1) as usize;
         let level = r.texture.subresource_mut(0, slice as u32);
         for y in y0..=y1 {
-            let row = (y - y0) as usize * TILE_SIZE as usize;
-            let at = (y as usize * n as usize + x0 as usize) * bpt;
-            let len = (x1 - x0 + 1) as usize;
+            let row = (y - y0) as usize * MAP_TILE as usize;
+            let at = (y as usize * n + x0 as usize) * bpt;
+            let dest = &mut level[at..at + len * bpt];
             match values {
-                TileValues::F32(v) => {
-                    for (k, d) in v[row..row + len].iter().enumerate() {
-                        level[at + 4 * k..at + 4 * k + 4].copy_from_slice(&d.to_le_bytes());
-                    }
-                }
-                TileValues::U16(v) => {
-                    for (k, c) in v[row..row + len].iter().enumerate() {
-                        level[at + 2 * k..at + 2 * k + 2].copy_from_slice(&c.to_le_bytes());
-                    }
-                }
+                TileValues::F32(v) => write_le(dest, &v[row..row + len], f32::to_le_bytes),
+                TileValues::U16(v) => write_le(dest, &v[row..row + len], u16::to_le_bytes),
             }
         }
         let level = r.texture.subresource(0, slice as u32);
@@ -640,14 +656,14 @@ fn screen_rect(vp: &Mat4, b: &Aabb, n: u32) -> Option<(u32, u32, u32, u32)> {
         lo = [lo[0].min(x), lo[1].min(y)];
         hi = [hi[0].max(x), hi[1].max(y)];
     }
-    let tiles = f64::from(n.div_ceil(TILE_SIZE));
+    let tiles = f64::from(n.div_ceil(MAP_TILE));
     let margin = 2.0
         + 1e-4
             * (lo[0]
                 .abs()
                 .max(hi[0].abs())
                 .max(lo[1].abs().max(hi[1].abs())));
-    let to_tile = |p: f64| (p / f64::from(TILE_SIZE)).floor().clamp(0.0, tiles - 1.0) as u32;
+    let to_tile = |p: f64| (p / f64::from(MAP_TILE)).floor().clamp(0.0, tiles - 1.0) as u32;
     let (x0, x1) = (to_tile(lo[0] - margin), to_tile(hi[0] + margin));
     let (y0, y1) = (to_tile(lo[1] - margin), to_tile(hi[1] + margin));
     // Wholly off the slice: nothing there can change.
@@ -670,7 +686,7 @@ enum TileValues {
 
 impl TileValues {
     fn cleared(format: Format, clear: f32) -> TileValues {
-        let pixels = (TILE_SIZE * TILE_SIZE) as usize;
+        let pixels = (MAP_TILE * MAP_TILE) as usize;
         match format {
             Format::D16Unorm => {
                 TileValues::U16(vec![format::float_to_unorm(clear, 16) as u16; pixels])
@@ -684,5 +700,12 @@ impl TileValues {
             TileValues::F32(v) => TileBuf::F32(v),
             TileValues::U16(v) => TileBuf::U16(v),
         }
+    }
+}
+
+/// Writes `values` into `dest` as little-endian bytes (`dest` holds exactly their bytes).
+fn write_le<T: Copy, const N: usize>(dest: &mut [u8], values: &[T], bytes: fn(T) -> [u8; N]) {
+    for (d, &v) in dest.chunks_exact_mut(N).zip(values) {
+        d.copy_from_slice(&bytes(v));
     }
 }

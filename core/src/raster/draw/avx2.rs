@@ -1,5 +1,5 @@
-//! The AVX2 kernel: eight pixels of a row at a time, on eight-pixel columns of the tile (a tile
-//! row is 64 pixels, so a group never crosses into the next row).
+//! The AVX2 kernel: eight pixels of a row at a time, on eight-pixel columns of the buffer (its
+//! rows are a multiple of eight values, so a group never crosses into the next row).
 //!
 //! Small triangles (at most [`SMALL_GROUPS`] groups across, the common case) test all three
 //! edges for all eight centres with 32-bit edge functions — exact, since the triangle's bounds
@@ -12,7 +12,6 @@ use std::arch::x86_64::*;
 
 use super::scalar::Slot;
 use super::{Area, Batch, TileBuf, Tri, edge_at, row_depth, row_run, row_setup};
-use crate::raster::target::{TILE_PIXELS, TILE_SIZE};
 
 /// Triangles at most this many eight-pixel groups wide take the all-edges test.
 const SMALL_GROUPS: i32 = 4;
@@ -34,8 +33,7 @@ pub(super) unsafe fn draw(
         area: Area,
         batches: &[Batch<'_>],
     ) -> u64 {
-        // Every group written lies inside the tile's `TILE_PIXELS` values (see `triangle`).
-        assert_eq!(buf.len(), TILE_PIXELS, "a tile buffer");
+        // Every group written lies inside the buffer (`draw_tris` checked `Area::fits`).
         let at = buf.as_mut_ptr();
         let mut written = 0;
         for b in batches {
@@ -227,8 +225,8 @@ unsafe fn triangle<S: Lanes, const PLAIN: bool, const GREATER: bool>(
     let Some([xs, ys, xe, ye]) = area.span_of(t) else {
         return 0;
     };
-    // Groups start on multiples of 8 from the tile's origin (itself a multiple of 64), so the
-    // last group of a row ends by the tile's last column.
+    // Groups start on multiples of 8 from the buffer's origin, so the last group of a row ends
+    // inside the buffer's row (`Area::fits`).
     let xa = area.origin[0] + ((xs - area.origin[0]) & !7);
     let groups = ((xe - xa) >> 3) + 1;
     if groups <= SMALL_GROUPS {
@@ -315,7 +313,7 @@ unsafe fn small<S: Lanes, const PLAIN: bool, const GREATER: bool>(
             for i in 0..3 {
                 row_ev[i] = _mm256_add_epi32(row_ev[i], row_step[i]);
             }
-            row = row.add(TILE_SIZE as usize);
+            row = row.add(area.stride);
         }
         count(acc)
     }

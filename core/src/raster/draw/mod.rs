@@ -27,28 +27,59 @@ use crate::cpu::CpuExtension;
 use super::setup::{HALF, SUB_BITS, Tri};
 use super::target::TILE_SIZE;
 
-/// A tile's pixel buffer (`TILE_SIZE`² values, row-major) of either storage.
+/// A pixel buffer of either storage, row-major (an [`Area`] says where it lies on the target).
 pub(crate) enum TileBuf<'a> {
     F32(&'a mut [f32]),
     U16(&'a mut [u16]),
 }
 
-/// Where a tile buffer sits on the target, and the part of it to draw.
+impl TileBuf<'_> {
+    fn len(&self) -> usize {
+        match self {
+            TileBuf::F32(b) => b.len(),
+            TileBuf::U16(b) => b.len(),
+        }
+    }
+}
+
+/// Where a pixel buffer sits on the target, and the part of it to draw.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Area {
-    /// The target pixel of the buffer's first value (a multiple of `TILE_SIZE` on each axis).
+    /// The target pixel of the buffer's first value.
     pub origin: [i32; 2],
-    /// The pixels to draw, inclusive: x0, y0, x1, y1 (inside the buffer's `TILE_SIZE`² square).
+    /// Values from one row of the buffer to the next: a multiple of 8, so that the kernels'
+    /// eight-pixel groups (aligned on the origin) never cross into the next row.
+    pub stride: usize,
+    /// The pixels to draw, inclusive: x0, y0, x1, y1 (inside the buffer).
     pub clip: [i32; 4],
 }
 
 impl Area {
-    /// The whole tile whose inclusive pixel rectangle is `rect`.
+    /// The whole tile of the rasterizer's tiled storage whose inclusive pixel rectangle is
+    /// `rect` (its buffer is `TILE_SIZE`² values).
     pub(crate) fn tile(rect: [i32; 4]) -> Area {
         Area {
             origin: [rect[0], rect[1]],
+            stride: TILE_SIZE as usize,
             clip: rect,
         }
+    }
+
+    /// Whether a buffer of `len` values holds every group the kernels touch: the clip
+    /// rectangle starts at or after the origin, and the last row's last group (rounded up to
+    /// eight pixels from the origin) ends inside the buffer and inside its row.
+    fn fits(&self, len: usize) -> bool {
+        let [x0, y0, x1, y1] = self.clip;
+        if x0 > x1 || y0 > y1 {
+            return true;
+        }
+        let (dx0, dy0) = (x0 - self.origin[0], y0 - self.origin[1]);
+        let row_end = ((x1 - self.origin[0]) | 7) as usize + 1;
+        dx0 >= 0
+            && dy0 >= 0
+            && self.stride.is_multiple_of(8)
+            && row_end <= self.stride
+            && (y1 - self.origin[1]) as usize * self.stride + row_end <= len
     }
 
     /// The part of `t`'s bounds inside the clip rectangle: x0, y0, x1, y1, or `None`.
@@ -64,7 +95,7 @@ impl Area {
     /// Index of target pixel (x, y) in the buffer.
     #[inline(always)]
     fn index(&self, x: i32, y: i32) -> usize {
-        (y - self.origin[1]) as usize * TILE_SIZE as usize + (x - self.origin[0]) as usize
+        (y - self.origin[1]) as usize * self.stride + (x - self.origin[0]) as usize
     }
 }
 
@@ -140,6 +171,11 @@ pub(crate) fn draw_tris(
     greater: bool,
     ext: CpuExtension,
 ) -> u64 {
+    assert!(
+        area.fits(buf.len()),
+        "{area:?} is not inside a buffer of {} values",
+        buf.len()
+    );
     match Kernel::of(ext) {
         #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
         // SAFETY: `Kernel::of` chose AVX2 only where the CPU has it.

@@ -366,44 +366,91 @@ impl CmpBatch {
         };
         let bpt = pad.format.bytes_per_texel();
         let (w, h) = (pad.width, pad.height);
-        // Padded position p in 2..n+2 repeats texel p − 2 in every address mode; only the two
-        // pads on each side can belong to a texel far away (WRAP) or to the nearest edge.
-        let candidates = |lo: u32, hi: u32, n: usize| {
-            let edge = [0, 1, n - 2, n - 1];
-            (lo as usize + 2..=hi as usize + 2).chain(
-                edge.into_iter()
-                    .filter(move |&p| !(lo as usize + 2..=hi as usize + 2).contains(&p)),
-            )
-        };
-        let xs: Vec<usize> = candidates(x0, x1, pad.cols.len())
-            .filter(|&p| (x0..=x1).contains(&Padding::owner(&pad.cols, w, p)))
-            .collect();
+        if x0 > x1 || y0 > y1 || x1 >= w || y1 >= h {
+            return;
+        }
         let stride = pad.cols.len();
         let pairs = pad.rows.len() - 1;
-        for q in candidates(y0, y1, pad.rows.len()) {
-            if !(y0..=y1).contains(&Padding::owner(&pad.rows, h, q)) {
-                continue;
-            }
-            for &p in &xs {
-                let key = match (pad.rows[q], pad.cols[p]) {
-                    (Some(y), Some(x)) => {
-                        let at = (y as usize * w as usize + x as usize) * bpt;
-                        pad.keymap
-                            .key(pad.format.raw_component(&level[at..at + bpt], 0))
-                    }
-                    _ => pad.border,
-                };
-                // Padded row q is the upper key of entry row q and the lower of entry row q − 1.
-                let mut put = |i: usize| match &mut plan.keys {
+        // Padded row q is the upper key of entry row q and the lower of entry row q − 1.
+        let put = |keys: &mut Keys, q: usize, p: usize, key: i32| {
+            let upper = (q < pairs).then(|| 2 * (q * stride + p));
+            let lower = (q >= 1).then(|| 2 * ((q - 1) * stride + p) + 1);
+            for i in [upper, lower].into_iter().flatten() {
+                match keys {
                     Keys::U16(v) => v[i] = key as u16,
                     Keys::I32(v) => v[i] = key,
-                };
-                if q < pairs {
-                    put(2 * (q * stride + p));
                 }
-                if q >= 1 {
-                    put(2 * ((q - 1) * stride + p) + 1);
+            }
+        };
+        // Inside: padded (x + 2, y + 2) repeats texel (x, y) in every address mode; a row of
+        // keys at a time, straight from the texels' bytes.
+        let mut row_keys = Vec::with_capacity((x1 - x0 + 1) as usize);
+        for y in y0..=y1 {
+            let start = (y as usize * w as usize + x0 as usize) * bpt;
+            let bytes = &level[start..start + (x1 - x0 + 1) as usize * bpt];
+            row_keys.clear();
+            pad.keymap.keys_of_row(pad.format, bytes, &mut row_keys);
+            let q = y as usize + 2;
+            let first = x0 as usize + 2;
+            let (upper, lower) = (q < pairs, q >= 1);
+            match &mut plan.keys {
+                Keys::U16(v) => {
+                    for (k, &key) in row_keys.iter().enumerate() {
+                        let p = first + k;
+                        if upper {
+                            v[2 * (q * stride + p)] = key as u16;
+                        }
+                        if lower {
+                            v[2 * ((q - 1) * stride + p) + 1] = key as u16;
+                        }
+                    }
                 }
+                Keys::I32(v) => {
+                    for (k, &key) in row_keys.iter().enumerate() {
+                        let p = first + k;
+                        if upper {
+                            v[2 * (q * stride + p)] = key;
+                        }
+                        if lower {
+                            v[2 * ((q - 1) * stride + p) + 1] = key;
+                        }
+                    }
+                }
+            }
+        }
+        // The two pads on each side: each repeats some texel (WRAP: one far away; CLAMP, MIRROR:
+        // the edge's) or is the border, which belongs to the nearest texel's region.
+        let (cols_n, rows_n) = (stride, pad.rows.len());
+        let in_x = |p: usize| (x0..=x1).contains(&Padding::owner(&pad.cols, w, p));
+        let in_y = |q: usize| (y0..=y1).contains(&Padding::owner(&pad.rows, h, q));
+        let is_pad = |p: usize, n: usize| p < 2 || p >= n - 2;
+        let key_at = |q: usize, p: usize| match (pad.rows[q], pad.cols[p]) {
+            (Some(y), Some(x)) => {
+                let at = (y as usize * w as usize + x as usize) * bpt;
+                pad.keymap
+                    .key(pad.format.raw_component(&level[at..at + bpt], 0))
+            }
+            _ => pad.border,
+        };
+        let pad_cols: Vec<usize> = [0, 1, cols_n - 2, cols_n - 1]
+            .into_iter()
+            .filter(|&p| in_x(p))
+            .collect();
+        let pad_rows: Vec<usize> = [0, 1, rows_n - 2, rows_n - 1]
+            .into_iter()
+            .filter(|&q| in_y(q))
+            .collect();
+        // Pad columns of the rows the rectangle's texels own (inside rows and pad rows), and
+        // the inside columns of the pad rows.
+        let own_rows = (y0 as usize + 2..=y1 as usize + 2).chain(pad_rows.iter().copied());
+        for q in own_rows {
+            for &p in &pad_cols {
+                put(&mut plan.keys, q, p, key_at(q, p));
+            }
+        }
+        for &q in &pad_rows {
+            for p in (x0 as usize + 2..=x1 as usize + 2).filter(|&p| !is_pad(p, cols_n)) {
+                put(&mut plan.keys, q, p, key_at(q, p));
             }
         }
     }
@@ -577,5 +624,81 @@ pub(crate) fn project_points(
         let (x, y, z) = (row(0) / w, row(1) / w, row(2) / w);
         *uv = [0.5 * x + 0.5, 0.5 - 0.5 * y];
         *r = z + bias;
+    }
+}
+
+#[cfg(test)]
+mod refresh_tests {
+    use super::*;
+    use crate::desc::{Filter, SamplerDesc};
+    use crate::texture::TextureDesc;
+
+    fn keys(b: &CmpBatch) -> Vec<i32> {
+        match &b.plan {
+            Plan::Kernel(p) => match &p.keys {
+                Keys::U16(v) => v.iter().map(|&k| i32::from(k)).collect(),
+                Keys::I32(v) => v.clone(),
+            },
+            _ => panic!("a kernel plan"),
+        }
+    }
+
+    /// A lazy batch refreshed rectangle by rectangle over the whole level holds the key image
+    /// an eager build makes, for every address mode a tiled map uses, every kernel format,
+    /// odd sizes, and texels of every kind (NaN, ±inf, denormals, −0).
+    #[test]
+    fn a_lazy_batch_refreshed_region_by_region_holds_the_eager_key_image() {
+        let mut rng = penumbra_testkit::Rng::xorshift64(0x7265_6672);
+        let formats = [
+            Format::D32Float,
+            Format::R32Float,
+            Format::R32FloatX8X24Typeless,
+            Format::D16Unorm,
+            Format::R16Unorm,
+            Format::R24UnormX8Typeless,
+        ];
+        let modes = [AddressMode::Clamp, AddressMode::Border, AddressMode::Wrap];
+        let funcs = [ComparisonFunc::LessEqual, ComparisonFunc::Greater];
+        for round in 0..120 {
+            let format = formats[round % formats.len()];
+            let (w, h) = (1 + rng.below_mod(70) as u32, 1 + rng.below_mod(40) as u32);
+            let desc = TextureDesc::new_2d(format, w, h);
+            let mut data = vec![0u8; desc.total_bytes() as usize];
+            for b in &mut data {
+                *b = rng.next_u32() as u8;
+            }
+            for t in data.chunks_exact_mut(format.bytes_per_texel()) {
+                if format.kind() == ComponentKind::Float32 && rng.below_mod(4) == 0 {
+                    t[..4].copy_from_slice(&rng.f32_special().to_le_bytes());
+                }
+            }
+            let tex = Texture::new(desc, data).unwrap();
+            let mut d =
+                SamplerDesc::comparison(Filter::ComparisonMinMagLinearMipPoint, funcs[round % 2]);
+            d.address_u = modes[rng.index_mod(3)];
+            d.address_v = modes[rng.index_mod(3)];
+            d.border_color = [rng.f32_in(0.0, 1.0), 0.0, 0.0, 1.0];
+            let s = Sampler::new(d).unwrap();
+            let eager = s.cmp_level_zero_batch(&tex, 0).unwrap();
+            let mut lazy = s.cmp_level_zero_batch_lazy(&tex, 0).unwrap();
+            // Rectangles of random sizes, row band after row band, covering the level.
+            let mut y = 0;
+            while y < h {
+                let y1 = (y + rng.below_mod(9) as u32).min(h - 1);
+                let mut x = 0;
+                while x < w {
+                    let x1 = (x + rng.below_mod(33) as u32).min(w - 1);
+                    lazy.refresh(tex.subresource(0, 0), [x, y, x1, y1]);
+                    x = x1 + 1;
+                }
+                y = y1 + 1;
+            }
+            assert!(
+                keys(&lazy) == keys(&eager),
+                "round {round}: {format} {w}×{h} {:?}/{:?}",
+                d.address_u,
+                d.address_v
+            );
+        }
     }
 }

@@ -99,6 +99,8 @@ pub struct Lighting {
     /// place as occluders move (rebuilt on first need after one is added or removed).
     index: OnceLock<Arc<SceneIndex>>,
     counters: Arc<TileCounters>,
+    /// The bounds of every occluder (made on first need, kept through changes inside it).
+    bounds: OnceLock<Aabb>,
 }
 
 /// How an occluder change alters the index.

@@ -68,15 +68,19 @@ impl Lighting {
     /// can reach are dropped. Returns whether something was replaced.
     pub fn set_occluder(&mut self, id: OccluderId, occluder: Occluder) -> bool {
         let bounds = occluder.bounds();
-        let position = self
-            .occluders
-            .contains_key(&id)
-            .then(|| self.occluders.range(..id).count());
+        let position = self.occluders.contains_key(&id).then(|| {
+            // The index keeps the handles in order: a search instead of a walk.
+            match self.index.get().map(|ix| ix.ids.binary_search(&id)) {
+                Some(Ok(i)) => i,
+                _ => self.occluders.range(..id).count(),
+            }
+        });
         let change = match position {
             Some(i) => IndexChange::Replace(i, occluder.clone()),
             None => IndexChange::Rebuild,
         };
         let old = self.occluders.insert(id, OccluderSlot { occluder, bounds });
+        self.update_bounds(old.as_ref().map(|o| o.bounds), bounds);
         match &old {
             Some(o) => self.invalidate(&[o.bounds, bounds], change),
             None => self.invalidate(&[bounds], change),
@@ -87,6 +91,7 @@ impl Lighting {
     /// Removes an occluder; maps its bounds reach are dropped.
     pub fn remove_occluder(&mut self, id: OccluderId) -> Option<Occluder> {
         let old = self.occluders.remove(&id)?;
+        self.update_bounds(Some(old.bounds), Aabb::EMPTY);
         self.invalidate(&[old.bounds], IndexChange::Rebuild);
         Some(old.occluder)
     }
@@ -95,6 +100,7 @@ impl Lighting {
     pub fn clear_occluders(&mut self) {
         let bounds: Vec<Aabb> = self.occluders.values().map(|o| o.bounds).collect();
         self.occluders.clear();
+        self.bounds = OnceLock::new();
         self.invalidate(&bounds, IndexChange::Rebuild);
     }
 
@@ -131,14 +137,35 @@ impl Lighting {
     /// Bounds of every occluder.
     #[must_use]
     pub fn bounds(&self) -> Aabb {
-        let mut b = Aabb::EMPTY;
-        for o in self.occluders.values() {
-            if !o.bounds.is_empty() {
-                b.include(o.bounds.min);
-                b.include(o.bounds.max);
+        *self.bounds.get_or_init(|| {
+            let mut b = Aabb::EMPTY;
+            for o in self.occluders.values() {
+                if !o.bounds.is_empty() {
+                    b.include(o.bounds.min);
+                    b.include(o.bounds.max);
+                }
             }
+            b
+        })
+    }
+
+    /// Keeps the bounds of every occluder after one went from `old` to `new`: a change strictly
+    /// inside them only grows them by `new` (an occluder moving inside a level costs nothing
+    /// here); one touching their faces makes them again on the next need.
+    fn update_bounds(&mut self, old: Option<Aabb>, new: Aabb) {
+        let Some(all) = self.bounds.get_mut() else {
+            return;
+        };
+        let inside =
+            |b: &Aabb| b.is_empty() || (b.min.cmpgt(all.min).all() && b.max.cmplt(all.max).all());
+        if old.as_ref().is_none_or(inside) {
+            if !new.is_empty() {
+                all.include(new.min);
+                all.include(new.max);
+            }
+        } else {
+            self.bounds = OnceLock::new();
         }
-        b
     }
 
     /// Number of triangles.
