@@ -348,3 +348,62 @@ fn compare_many_equals_single_compares_on_whole_maps() {
         }
     }
 }
+
+/// Occluders that keep moving over the same tiles (a door, a patrolling guard): each such tile
+/// keeps what the other occluders drew there and draws only the moving ones again — and every
+/// answer stays the bits of a map rendered whole, as other occluders also move over those tiles
+/// (the kept drawing is made again without them), come and go (every layer is dropped), and
+/// several occluders move in one frame.
+#[test]
+fn tiles_under_moving_occluders_redraw_over_kept_layers_with_the_whole_maps_bits() {
+    let mut rng = Rng::lcg64(0x1a7e);
+    let (mut lighting, mut crates, cube) = level(&mut rng);
+    let ids: Vec<LightId> = lights(&mut rng)
+        .into_iter()
+        .map(|l| lighting.add_light(l))
+        .collect();
+    let (pts, normals) = queries(&mut rng, 300);
+    // Two "doors" swinging round hinges near the middle, where the queries are dense.
+    let door = |angle: f32, at: Vec3| {
+        Occluder::mesh(
+            Arc::clone(&cube),
+            Mat4::from_translation(at)
+                * Mat4::from_rotation_y(angle)
+                * Mat4::from_translation(Vec3::new(0.5, 0.5, 0.0))
+                * Mat4::from_scale(Vec3::new(1.0, 2.0, 0.1)),
+        )
+    };
+    let (hinge_a, hinge_b) = (Vec3::new(1.0, 0.0, 1.0), Vec3::new(-2.0, 0.0, 0.5));
+    let a = lighting.add_occluder(door(0.0, hinge_a));
+    let b = lighting.add_occluder(door(1.0, hinge_b));
+    let _ = check(&lighting, &ids, &pts, &normals, "doors shut");
+    for step in 0..16 {
+        let angle = 0.15 * step as f32;
+        lighting.set_occluder(a, door(angle, hinge_a));
+        if step % 2 == 0 {
+            lighting.set_occluder(b, door(1.0 - angle, hinge_b));
+        }
+        // Now and then a crate moves over the doors' tiles too, or one comes or goes.
+        if step % 5 == 2 {
+            let k = step % crates.len();
+            let near = Occluder::mesh(
+                Arc::clone(&cube),
+                Mat4::from_translation(hinge_a + Vec3::new(rng.f32_in(-1.0, 1.0), 0.5, 0.5)),
+            );
+            lighting.set_occluder(crates[k], near);
+        }
+        if step == 9 {
+            crates.push(lighting.add_occluder(crate_at(&mut rng, &cube)));
+        }
+        if step == 12 {
+            let gone = crates.remove(1);
+            lighting.remove_occluder(gone);
+        }
+        let _ = check(&lighting, &ids, &pts, &normals, &format!("step {step}"));
+    }
+    let stats = lighting.tile_stats();
+    assert!(
+        stats.tiles_layered > stats.tiles_rendered / 10,
+        "most redraws under the doors are over layers: {stats:?}"
+    );
+}

@@ -86,7 +86,7 @@ pub use mesh::Mesh;
 pub use ray::{RayHit, TriangleRay, ray_inverse, unit_direction};
 pub use target::{DepthTarget, TILE_SIZE};
 pub use tiled::rasterize_tiles;
-pub(crate) use tiled::{TileDrawer, TileScratch};
+pub(crate) use tiled::{Instances, TileDrawer, TileScratch};
 
 /// Which faces are not drawn (`D3D12_CULL_MODE`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

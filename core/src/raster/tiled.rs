@@ -159,17 +159,26 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
         buf: TileBuf<'_>,
         scratch: &mut TileScratch,
     ) -> TileStats {
+        self.draw_some(area, buf, scratch, Instances::All)
+    }
+
+    /// [`TileDrawer::draw`] for only some instances (indices into the drawer's list): with the
+    /// depth test, drawing a tile without some instances and then those instances over it
+    /// writes the bits of drawing it whole.
+    pub(crate) fn draw_some(
+        &self,
+        area: Area,
+        buf: TileBuf<'_>,
+        scratch: &mut TileScratch,
+        which: Instances<'_>,
+    ) -> TileStats {
         crate::zone!("penumbra::raster::draw tile");
         let (clip_planes, n) = self.planes(area.clip);
         let clip_planes = &clip_planes[..n];
-        let world: Vec<Plane> = clip_planes
-            .iter()
-            .map(|p| p.through(&self.view_proj))
-            .collect();
         scratch.tris.clear();
         let mut stats = TileStats::default();
         let mut tris = std::mem::take(&mut scratch.tris);
-        self.index.visit(&world, |i| {
+        let mut instance = |i: u32| {
             let inst = &self.instances[i as usize];
             // The product `rasterize` makes per instance, so vertices land on the same bits.
             let m = &(self.view_proj * inst.transform());
@@ -187,7 +196,31 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
                 });
                 self.ctx.triangle([&v[0], &v[1], &v[2]], cull, &mut tris);
             });
-        });
+        };
+        match which {
+            Instances::Only(list) => {
+                for &i in list {
+                    if (i as usize) < self.instances.len() {
+                        instance(i);
+                    }
+                }
+            }
+            Instances::All | Instances::AllBut(_) => {
+                let world: Vec<Plane> = clip_planes
+                    .iter()
+                    .map(|p| p.through(&self.view_proj))
+                    .collect();
+                let skip: &[u32] = match which {
+                    Instances::AllBut(list) => list,
+                    _ => &[],
+                };
+                self.index.visit(&world, |i| {
+                    if !skip.contains(&i) {
+                        instance(i);
+                    }
+                });
+            }
+        }
         scratch.tris = tris;
         stats.pieces = scratch.tris.len() as u64;
         stats.written = draw::draw_tris(
@@ -202,6 +235,16 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
         );
         stats
     }
+}
+
+/// Which instances [`TileDrawer::draw_some`] draws.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Instances<'a> {
+    All,
+    /// Every instance but these.
+    AllBut(&'a [u32]),
+    /// Only these.
+    Only(&'a [u32]),
 }
 
 /// Draws the tiles `tiles` (column, row) of `target` from `instances` through `view_proj`,

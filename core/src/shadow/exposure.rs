@@ -188,7 +188,10 @@ impl Lighting {
     #[must_use]
     pub fn lights_reaching(&self, points: &[Vec3]) -> Vec<LightId> {
         self.lights()
-            .filter(|(_, light)| points.iter().any(|&p| light.unshadowed(p) > 0.0))
+            .filter(|(_, light)| {
+                let falloff = light.falloff();
+                points.iter().any(|&p| falloff.at(p) > 0.0)
+            })
             .map(|(id, _)| id)
             .collect()
     }
@@ -262,9 +265,10 @@ impl Lighting {
                 reached.clear();
                 weight.clear();
                 owner.clear();
+                let falloff = light.falloff();
                 for (i, probe) in probes[first..end].iter().enumerate() {
                     for &point in &points[probe.start..][..probe.len] {
-                        let u = light.unshadowed(point);
+                        let u = falloff.at(point);
                         if u > 0.0 {
                             reached.push(point);
                             weight.push(u);
@@ -364,8 +368,9 @@ impl Lighting {
                 reached.clear();
                 weight.clear();
                 owner.clear();
+                let falloff = light.falloff();
                 for (k, &p) in points.iter().enumerate().take(end).skip(first) {
-                    let u = light.unshadowed(p);
+                    let u = falloff.at(p);
                     if u > 0.0 {
                         reached.push(p);
                         weight.push(u);

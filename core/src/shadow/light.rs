@@ -492,6 +492,68 @@ impl Light {
     /// behind a spot light. 0 at points that are not finite.
     #[must_use]
     pub fn unshadowed(&self, point: Vec3) -> f32 {
+        self.falloff().at(point)
+    }
+
+    /// [`Light::unshadowed`] with what does not depend on the point worked out once (the
+    /// cone's cosines, the unit direction), for many points: the same bits.
+    #[must_use]
+    pub fn falloff(&self) -> Falloff {
+        let kind = match &self.kind {
+            LightKind::Directional { .. } | LightKind::Cascaded { .. } => FalloffKind::Constant,
+            LightKind::Point { position, range } => FalloffKind::Point {
+                position: *position,
+                range: *range,
+            },
+            LightKind::Spot {
+                position,
+                direction,
+                outer_angle,
+                inner_angle,
+                range,
+            } => FalloffKind::Spot {
+                position: *position,
+                direction: direction.normalize(),
+                cos_outer: outer_angle.cos(),
+                cos_inner: inner_angle.min(*outer_angle).cos(),
+                range: *range,
+            },
+        };
+        Falloff {
+            intensity: self.intensity,
+            kind,
+        }
+    }
+}
+
+/// A light's unshadowed light as a function of the point ([`Light::falloff`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Falloff {
+    intensity: f32,
+    kind: FalloffKind,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum FalloffKind {
+    Constant,
+    Point {
+        position: Vec3,
+        range: f32,
+    },
+    Spot {
+        position: Vec3,
+        direction: Vec3,
+        cos_outer: f32,
+        cos_inner: f32,
+        range: f32,
+    },
+}
+
+impl Falloff {
+    /// The light's unshadowed light at `point` ([`Light::unshadowed`]).
+    #[must_use]
+    #[inline]
+    pub fn at(&self, point: Vec3) -> f32 {
         if !point.is_finite() {
             return 0.0;
         }
@@ -500,25 +562,24 @@ impl Light {
             let window = (1.0 - x).clamp(0.0, 1.0);
             window * window / d.max(0.1).powi(2)
         };
-        match &self.kind {
-            LightKind::Directional { .. } | LightKind::Cascaded { .. } => self.intensity,
-            LightKind::Point { position, range } => {
-                self.intensity * falloff(point.distance(*position), *range)
+        match self.kind {
+            FalloffKind::Constant => self.intensity,
+            FalloffKind::Point { position, range } => {
+                self.intensity * falloff(point.distance(position), range)
             }
-            LightKind::Spot {
+            FalloffKind::Spot {
                 position,
                 direction,
-                outer_angle,
-                inner_angle,
+                cos_outer: co,
+                cos_inner: ci,
                 range,
             } => {
-                let to = point - *position;
+                let to = point - position;
                 let d = to.length();
                 if d == 0.0 || !d.is_finite() {
                     return 0.0;
                 }
-                let cos = to.dot(direction.normalize()) / d;
-                let (co, ci) = (outer_angle.cos(), inner_angle.min(*outer_angle).cos());
+                let cos = to.dot(direction) / d;
                 let t = if ci > co {
                     ((cos - co) / (ci - co)).clamp(0.0, 1.0)
                 } else if cos >= co {
@@ -527,7 +588,7 @@ impl Light {
                     0.0
                 };
                 let cone = t * t * (3.0 - 2.0 * t);
-                self.intensity * falloff(d, *range) * cone
+                self.intensity * falloff(d, range) * cone
             }
         }
     }

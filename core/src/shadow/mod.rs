@@ -44,8 +44,8 @@ pub use error::ShadowError;
 pub use exposure::{Exposure, ExposureScratch, LightShare, ProbeSpan, exposure, exposure_part};
 pub use kernel::{Anchor, AxisTerm, KernelTap, MAX_TAPS, PcfKernel};
 pub use light::{
-    BiasOrder, CubeLookup, DepthConvention, Light, LightKind, OffsetUnits, RasterConvention,
-    ShadowBias, SliceView, default_shadow_sampler, shadow_sampler,
+    BiasOrder, CubeLookup, DepthConvention, Falloff, Light, LightKind, OffsetUnits,
+    RasterConvention, ShadowBias, SliceView, default_shadow_sampler, shadow_sampler,
 };
 pub use lighting::{EyeId, LightId, Lighting, OccluderId};
 pub use map::{Normals, ShadowMap};

@@ -14,6 +14,7 @@
 //! bounds reach behind a perspective light); the next query that needs them draws them again
 //! from the changed scene.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock, RwLockReadGuard};
 use std::time::Instant;
@@ -25,7 +26,8 @@ use super::{Aabb, Occluder};
 use crate::desc::AddressMode;
 use crate::format::{self, Format};
 use crate::raster::{
-    Area, CullMode, InstanceIndex, Mesh, Placed, RasterState, TileBuf, TileDrawer, TileScratch,
+    Area, CullMode, InstanceIndex, Instances, Mesh, Placed, RasterState, TileBuf, TileDrawer,
+    TileScratch,
 };
 use crate::sample::Sampler;
 use crate::sample::batch::CmpBatch;
@@ -81,6 +83,7 @@ impl SceneIndex {
 #[derive(Debug, Default)]
 pub(crate) struct TileCounters {
     pub(crate) rendered: AtomicU64,
+    pub(crate) layered: AtomicU64,
     pub(crate) invalidated: AtomicU64,
     pub(crate) render_ns: AtomicU64,
     pub(crate) layout_ns: AtomicU64,
@@ -92,6 +95,9 @@ pub(crate) struct TileCounters {
 pub struct TileStats {
     /// Tiles drawn (a tile drawn again after an invalidation counts again).
     pub tiles_rendered: u64,
+    /// Of those, tiles drawn again over a kept layer: a tile that occluders keep moving over
+    /// keeps what every other occluder drew there, and only the moving ones are drawn again.
+    pub tiles_layered: u64,
     /// Drawn tiles forgotten because an occluder change covered them.
     pub tiles_invalidated: u64,
     /// Time spent rasterizing tiles (all threads).
@@ -104,6 +110,7 @@ impl TileCounters {
     pub(crate) fn stats(&self) -> TileStats {
         TileStats {
             tiles_rendered: self.rendered.load(Ordering::Relaxed),
+            tiles_layered: self.layered.load(Ordering::Relaxed),
             tiles_invalidated: self.invalidated.load(Ordering::Relaxed),
             render: std::time::Duration::from_nanos(self.render_ns.load(Ordering::Relaxed)),
             layout: std::time::Duration::from_nanos(self.layout_ns.load(Ordering::Relaxed)),
@@ -120,13 +127,73 @@ pub(crate) struct Resident {
     pub(crate) batches: Vec<Option<CmpBatch>>,
     /// Drawn tiles, a bit per tile, slice after slice.
     ready: Vec<u64>,
+    /// Tiles that moving occluders crossed: what every other occluder drew there (see
+    /// [`Layer`]), by tile.
+    layers: HashMap<usize, Layer>,
+    /// The occluders (positions in the scene index) changed over each tile since it was
+    /// drawn, by tile.
+    touched: HashMap<usize, Vec<u32>>,
+}
+
+/// A tile's drawing without its moving occluders: the tile drawn from every occluder but
+/// `moving`. Redrawing the tile after one of those moved draws only them over a copy of `base`
+/// — with the depth test that is the bits of drawing the whole tile again.
+#[derive(Debug)]
+struct Layer {
+    moving: Vec<u32>,
+    base: TileValues,
+}
+
+/// Most moving occluders a tile keeps a [`Layer`] for; a tile crossed by more is drawn whole.
+const MOST_MOVING: usize = 4;
+
+/// How one missing tile is drawn.
+enum Plan {
+    /// From every occluder.
+    Whole,
+    /// From every occluder but `moving`, kept as the tile's new layer, then those over it.
+    NewLayer(Vec<u32>),
+    /// Only the layer's moving occluders, over a copy of its base.
+    OverLayer(Vec<u32>, TileValues),
 }
 
 impl Resident {
     fn ready(&self, t: usize) -> bool {
         self.ready[t / 64] >> (t % 64) & 1 != 0
     }
+
+    /// How missing tile `t` is drawn: over its layer when only the layer's moving occluders
+    /// changed there; with a new layer when a few occluders did (the moving ones of the old
+    /// layer and the newly changed); else whole.
+    fn plan(&mut self, t: usize) -> Plan {
+        let Some(touched) = self.touched.get(&t) else {
+            return Plan::Whole;
+        };
+        if let Some(layer) = self.layers.get(&t)
+            && touched.iter().all(|o| layer.moving.contains(o))
+        {
+            return Plan::OverLayer(layer.moving.clone(), layer.base.clone());
+        }
+        let mut moving = self.layers.remove(&t).map(|l| l.moving).unwrap_or_default();
+        for &o in touched {
+            if !moving.contains(&o) {
+                moving.push(o);
+            }
+        }
+        // Layers hold at most a quarter of the map's tiles (moving occluders that roam a
+        // whole map stop adding them).
+        let most_layers = (self.ready.len() * 64).div_ceil(LAYER_SHARE);
+        if moving.len() <= MOST_MOVING && self.layers.len() < most_layers {
+            Plan::NewLayer(moving)
+        } else {
+            Plan::Whole
+        }
+    }
 }
+
+/// A map keeps layers for at most one tile in this many (so they add at most a quarter of its
+/// texels; [`ShadowMap::batch_bytes`](super::ShadowMap::batch_bytes) counts them).
+pub(crate) const LAYER_SHARE: usize = 4;
 
 /// The tiles a query needs: a short list for a few taps, a bit per tile of every slice once
 /// the list grows.
@@ -216,9 +283,13 @@ pub(crate) struct Tiled {
 
 /// `floor(v)`: R27's first texel of a bilinear tap (`linear_fixed(v) >> 8`) give or take one,
 /// as a bound (the callers add a texel of slack on each side).
+#[inline]
 fn texel_floor(v: f32) -> i64 {
+    // floor without a call to libm's (baseline x86-64 has no rounding instruction):
+    // truncation, one down for negative non-integers. NaN clamps to 0 through `as`.
     let v = f64::from(v).clamp(-1e12, 1e12);
-    v.floor() as i64
+    let t = v as i64;
+    t - i64::from((t as f64) > v)
 }
 
 impl Tiled {
@@ -297,6 +368,8 @@ impl Tiled {
                 texture,
                 batches,
                 ready: vec![0; (per_slice * slices as usize).div_ceil(64)],
+                layers: HashMap::new(),
+                touched: HashMap::new(),
             }),
             snapshot: OnceLock::new(),
             partial: OnceLock::new(),
@@ -316,22 +389,30 @@ impl Tiled {
         }
     }
 
-    /// The tiles (at most four, maybe repeated) of one axis that hold texels `lo..=hi`
-    /// through the address mode: wrapped, or clamped to the edge (a tap past a clamped or
-    /// bordered edge reads the edge texel or the border, both written with the edge's tile).
+    /// The tiles (at most four, maybe repeated) of one axis that hold texels `lo..=hi` (at
+    /// most four texels) through the address mode: wrapped, or clamped to the edge (a tap past a
+    /// clamped or bordered edge reads the edge texel or the border, both written with the edge's
+    /// tile).
+    #[inline]
     fn axis_tiles(&self, lo: i64, hi: i64, wrap: bool) -> ([u32; 4], usize) {
         let n = i64::from(self.resolution);
+        let tile = i64::from(MAP_TILE);
+        let hi = hi.min(lo + 3);
+        if !wrap || (lo >= 0 && hi < n) {
+            // Clamped (or inside the map): a run of texels, so a run of at most two tiles.
+            let (a, b) = (lo.clamp(0, n - 1) / tile, hi.clamp(0, n - 1) / tile);
+            return if a == b {
+                ([a as u32, 0, 0, 0], 1)
+            } else {
+                ([a as u32, b as u32, 0, 0], 2)
+            };
+        }
         let mut out = [0u32; 4];
         let mut len = 0;
-        for x in lo..=hi.min(lo + 3) {
-            let x = if wrap {
-                x.rem_euclid(n)
-            } else {
-                x.clamp(0, n - 1)
-            };
-            let tile = (x / i64::from(MAP_TILE)) as u32;
-            if len == 0 || out[len - 1] != tile {
-                out[len] = tile;
+        for x in lo..=hi {
+            let t = (x.rem_euclid(n) / tile) as u32;
+            if len == 0 || out[len - 1] != t {
+                out[len] = t;
                 len += 1;
             }
         }
@@ -431,14 +512,23 @@ impl Tiled {
         }
         crate::zone!("penumbra::shadow::draw tiles");
         let start = Instant::now();
-        let drawn = self.draw(&missing);
+        let plans: Vec<(usize, Plan)> = missing.iter().map(|&t| (t, w.plan(t))).collect();
+        let layered = plans
+            .iter()
+            .filter(|(_, p)| matches!(p, Plan::OverLayer(..)))
+            .count() as u64;
+        let mut drawn = self.draw(plans);
         let drawn_at = Instant::now();
         {
             crate::zone!("penumbra::shadow::tile layout");
             let w = &mut *w;
-            for (t, values) in &drawn {
+            for (t, values, layer) in drawn.iter_mut() {
                 self.store(w, *t, values);
-                w.ready[t / 64] |= 1 << (t % 64);
+                w.ready[*t / 64] |= 1 << (*t % 64);
+                w.touched.remove(t);
+                if let Some(layer) = layer.take() {
+                    w.layers.insert(*t, layer);
+                }
             }
         }
         let (render, layout) = (
@@ -447,6 +537,7 @@ impl Tiled {
         );
         for c in [&*self.counters, &self.own] {
             c.rendered.fetch_add(drawn.len() as u64, Ordering::Relaxed);
+            c.layered.fetch_add(layered, Ordering::Relaxed);
             c.render_ns.fetch_add(render, Ordering::Relaxed);
             c.layout_ns.fetch_add(layout, Ordering::Relaxed);
         }
@@ -461,8 +552,9 @@ impl Tiled {
         complete
     }
 
-    /// Rasterizes tiles (global indices) into fresh buffers, side by side on the map's threads.
-    fn draw(&self, tiles: &[usize]) -> Vec<(usize, TileValues)> {
+    /// Rasterizes tiles (global indices, each with its plan) into fresh buffers, side by side
+    /// on the map's threads; with each, the layer it made for later redraws.
+    fn draw(&self, plans: Vec<(usize, Plan)>) -> Vec<(usize, TileValues, Option<Layer>)> {
         let n = self.resolution;
         let drawers: Vec<TileDrawer<'_, Occluder>> = self
             .view_proj
@@ -480,25 +572,47 @@ impl Tiled {
             })
             .collect();
         let per = self.per_slice();
-        let out = Mutex::new(Vec::with_capacity(tiles.len()));
+        let out = Mutex::new(Vec::with_capacity(plans.len()));
         // Helper threads start per call: worth it only for a good number of tiles.
-        let threads = if tiles.len() >= 8 { self.threads } else { 1 };
-        crate::raster::run_parallel(tiles.iter().copied(), threads, |t| {
+        let threads = if plans.len() >= 8 { self.threads } else { 1 };
+        crate::raster::run_parallel(plans.into_iter(), threads, |(t, plan)| {
             // Once the deadline has passed the remaining tiles stay undrawn.
             if crate::deadline::expired() {
                 return 0;
             }
-            let mut values = TileValues::cleared(self.format, self.clear);
             let [x0, y0, x1, y1] = self.tile_rect(t % per);
             let area = Area {
                 origin: [x0 as i32, y0 as i32],
                 stride: MAP_TILE as usize,
                 clip: [x0 as i32, y0 as i32, x1 as i32, y1 as i32],
             };
-            SCRATCH.with_borrow_mut(|scratch| drawers[t / per].draw(area, values.buf(), scratch));
+            let drawer = &drawers[t / per];
+            let draw = |values: &mut TileValues, which: Instances<'_>| {
+                SCRATCH.with_borrow_mut(|scratch| {
+                    drawer.draw_some(area, values.buf(), scratch, which)
+                });
+            };
+            let (values, layer) = match plan {
+                Plan::Whole => {
+                    let mut values = TileValues::cleared(self.format, self.clear);
+                    draw(&mut values, Instances::All);
+                    (values, None)
+                }
+                Plan::NewLayer(moving) => {
+                    let mut base = TileValues::cleared(self.format, self.clear);
+                    draw(&mut base, Instances::AllBut(&moving));
+                    let mut values = base.clone();
+                    draw(&mut values, Instances::Only(&moving));
+                    (values, Some(Layer { moving, base }))
+                }
+                Plan::OverLayer(moving, mut values) => {
+                    draw(&mut values, Instances::Only(&moving));
+                    (values, None)
+                }
+            };
             out.lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .push((t, values));
+                .push((t, values, layer));
             0
         });
         out.into_inner().unwrap_or_else(|e| e.into_inner())
@@ -603,14 +717,25 @@ impl Tiled {
     }
 
     /// The same map over the changed `scene`, forgetting the drawn tiles that a change inside
-    /// any of `boxes` can reach; returns how many it forgot.
-    pub(crate) fn invalidate(&mut self, scene: Arc<SceneIndex>, boxes: &[Aabb]) -> u64 {
+    /// any of `boxes` can reach; returns how many it forgot. `changed`: the one occluder that
+    /// changed (its position in the scene index, which stays the same); `None` when occluders
+    /// came or went (positions moved), which drops every layer.
+    pub(crate) fn invalidate(
+        &mut self,
+        scene: Arc<SceneIndex>,
+        boxes: &[Aabb],
+        changed: Option<u32>,
+    ) -> u64 {
         crate::zone!("penumbra::shadow::invalidate tiles");
         self.scene = scene;
         self.snapshot = OnceLock::new();
         self.partial = OnceLock::new();
         let per = self.per_slice();
         let r = self.resident.get_mut().unwrap_or_else(|e| e.into_inner());
+        if changed.is_none() {
+            r.layers.clear();
+            r.touched.clear();
+        }
         let mut forgot = 0u64;
         for (slice, vp) in self.view_proj.iter().enumerate() {
             for b in boxes.iter().filter(|b| !b.is_empty()) {
@@ -625,6 +750,12 @@ impl Tiled {
                         if r.ready(t) {
                             r.ready[t / 64] &= !(1 << (t % 64));
                             forgot += 1;
+                        }
+                        if let Some(o) = changed {
+                            let touched = r.touched.entry(t).or_default();
+                            if !touched.contains(&o) {
+                                touched.push(o);
+                            }
                         }
                     }
                 }
@@ -678,7 +809,7 @@ fn screen_rect(vp: &Mat4, b: &Aabb, n: u32) -> Option<(u32, u32, u32, u32)> {
 }
 
 /// One drawn tile's values, row-major.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum TileValues {
     F32(Vec<f32>),
     U16(Vec<u16>),
@@ -703,8 +834,26 @@ impl TileValues {
     }
 }
 
+/// The texel types of a drawn tile: plain numbers of `N` bytes, no padding.
+trait Plain: Copy {}
+impl Plain for f32 {}
+impl Plain for u16 {}
+
 /// Writes `values` into `dest` as little-endian bytes (`dest` holds exactly their bytes).
-fn write_le<T: Copy, const N: usize>(dest: &mut [u8], values: &[T], bytes: fn(T) -> [u8; N]) {
+fn write_le<T: Plain, const N: usize>(dest: &mut [u8], values: &[T], bytes: fn(T) -> [u8; N]) {
+    #[cfg(target_endian = "little")]
+    {
+        let _ = bytes;
+        debug_assert_eq!(size_of::<T>(), N);
+        // SAFETY: `T` is f32 or u16 (plain numbers of N bytes, no padding), so their memory
+        // is `values.len() · N` initialized bytes, which on a little-endian CPU are their
+        // little-endian encodings.
+        let raw = unsafe {
+            std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), size_of_val(values))
+        };
+        dest.copy_from_slice(raw);
+    }
+    #[cfg(not(target_endian = "little"))]
     for (d, &v) in dest.chunks_exact_mut(N).zip(values) {
         d.copy_from_slice(&bytes(v));
     }

@@ -136,39 +136,35 @@ impl KeyMap {
         }
     }
 
-    /// The keys of a row of texels of `format` (its packed bytes), appended to `out`: the same
-    /// keys as [`KeyMap::key`] of each texel's R, in a loop per format that compiles to
+    /// The keys of a row of texels of `format` (its packed bytes), into `out` (one per texel):
+    /// the same keys as [`KeyMap::key`] of each texel's R, in loops per format that compile to
     /// straight-line code.
-    pub(super) fn keys_of_row(self, format: Format, bytes: &[u8], out: &mut Vec<i32>) {
+    pub(super) fn keys_of_row(self, format: Format, bytes: &[u8], out: &mut [i32]) {
         let (xor, add) = (self.xor, self.add);
-        let float = |raw: u32| {
-            let key = (scalar::float_key(raw) ^ xor).wrapping_add(add);
-            if scalar::is_nan_bits(raw) {
-                NAN_TEXEL
-            } else {
-                key
+        let bpt = format.bytes_per_texel();
+        match format.kind() {
+            ComponentKind::Float32 => {
+                for (o, t) in out.iter_mut().zip(bytes.chunks_exact(bpt)) {
+                    let raw = u32::from_le_bytes([t[0], t[1], t[2], t[3]]);
+                    let key = (scalar::float_key(raw) ^ xor).wrapping_add(add);
+                    *o = if scalar::is_nan_bits(raw) {
+                        NAN_TEXEL
+                    } else {
+                        key
+                    };
+                }
             }
-        };
-        match (format.kind(), format.bytes_per_texel()) {
-            (ComponentKind::Float32, 4) => out.extend(
-                bytes
-                    .chunks_exact(4)
-                    .map(|t| float(u32::from_le_bytes([t[0], t[1], t[2], t[3]]))),
-            ),
-            (ComponentKind::Float32, bpt) => out.extend(
-                bytes
-                    .chunks_exact(bpt)
-                    .map(|t| float(u32::from_le_bytes([t[0], t[1], t[2], t[3]]))),
-            ),
-            (ComponentKind::Unorm(_), 2) => out.extend(bytes.chunks_exact(2).map(|t| {
-                let raw = i32::from(u16::from_le_bytes([t[0], t[1]]));
-                (raw ^ xor).wrapping_add(add)
-            })),
-            _ => out.extend(
-                bytes
-                    .chunks_exact(format.bytes_per_texel())
-                    .map(|t| self.key(format.raw_component(t, 0))),
-            ),
+            ComponentKind::Unorm(_) if bpt == 2 => {
+                for (o, t) in out.iter_mut().zip(bytes.chunks_exact(2)) {
+                    let raw = i32::from(u16::from_le_bytes([t[0], t[1]]));
+                    *o = (raw ^ xor).wrapping_add(add);
+                }
+            }
+            _ => {
+                for (o, t) in out.iter_mut().zip(bytes.chunks_exact(bpt)) {
+                    *o = self.key(format.raw_component(t, 0));
+                }
+            }
         }
     }
 

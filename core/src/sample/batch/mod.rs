@@ -382,40 +382,48 @@ impl CmpBatch {
                 }
             }
         };
-        // Inside: padded (x + 2, y + 2) repeats texel (x, y) in every address mode; a row of
-        // keys at a time, straight from the texels' bytes.
-        let mut row_keys = Vec::with_capacity((x1 - x0 + 1) as usize);
+        // Inside: padded (x + 2, y + 2) repeats texel (x, y) in every address mode; keys a run
+        // of texels at a time, straight from their bytes, each written into the two entry rows
+        // it belongs to.
+        const RUN: u32 = 64;
+        let mut run_keys = [0i32; RUN as usize];
         for y in y0..=y1 {
-            let start = (y as usize * w as usize + x0 as usize) * bpt;
-            let bytes = &level[start..start + (x1 - x0 + 1) as usize * bpt];
-            row_keys.clear();
-            pad.keymap.keys_of_row(pad.format, bytes, &mut row_keys);
             let q = y as usize + 2;
-            let first = x0 as usize + 2;
-            let (upper, lower) = (q < pairs, q >= 1);
-            match &mut plan.keys {
-                Keys::U16(v) => {
-                    for (k, &key) in row_keys.iter().enumerate() {
-                        let p = first + k;
-                        if upper {
-                            v[2 * (q * stride + p)] = key as u16;
+            let mut x = x0;
+            while x <= x1 {
+                let len = (x1 - x + 1).min(RUN) as usize;
+                let start = (y as usize * w as usize + x as usize) * bpt;
+                let keys = &mut run_keys[..len];
+                pad.keymap
+                    .keys_of_row(pad.format, &level[start..start + len * bpt], keys);
+                let first = x as usize + 2;
+                match &mut plan.keys {
+                    Keys::U16(v) => {
+                        if q < pairs {
+                            let upper = &mut v[2 * (q * stride + first)..][..2 * len];
+                            for (e, &k) in upper.chunks_exact_mut(2).zip(keys.iter()) {
+                                e[0] = k as u16;
+                            }
                         }
-                        if lower {
-                            v[2 * ((q - 1) * stride + p) + 1] = key as u16;
+                        let lower = &mut v[2 * ((q - 1) * stride + first)..][..2 * len];
+                        for (e, &k) in lower.chunks_exact_mut(2).zip(keys.iter()) {
+                            e[1] = k as u16;
+                        }
+                    }
+                    Keys::I32(v) => {
+                        if q < pairs {
+                            let upper = &mut v[2 * (q * stride + first)..][..2 * len];
+                            for (e, &k) in upper.chunks_exact_mut(2).zip(keys.iter()) {
+                                e[0] = k;
+                            }
+                        }
+                        let lower = &mut v[2 * ((q - 1) * stride + first)..][..2 * len];
+                        for (e, &k) in lower.chunks_exact_mut(2).zip(keys.iter()) {
+                            e[1] = k;
                         }
                     }
                 }
-                Keys::I32(v) => {
-                    for (k, &key) in row_keys.iter().enumerate() {
-                        let p = first + k;
-                        if upper {
-                            v[2 * (q * stride + p)] = key;
-                        }
-                        if lower {
-                            v[2 * ((q - 1) * stride + p) + 1] = key;
-                        }
-                    }
-                }
+                x += len as u32;
             }
         }
         // The two pads on each side: each repeats some texel (WRAP: one far away; CLAMP, MIRROR:

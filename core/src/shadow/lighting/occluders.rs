@@ -211,12 +211,17 @@ impl Lighting {
                 tiled.set_scene(Arc::clone(&detached));
             }
         }
-        match (change, self.index.get_mut()) {
+        // The occluder that changed in place (its position in the index), for the tiles' layers.
+        let changed = match (change, self.index.get_mut()) {
             (IndexChange::Replace(i, occluder), Some(index)) => {
                 Arc::make_mut(index).replace(i, occluder);
+                u32::try_from(i).ok()
             }
-            _ => self.index = OnceLock::new(),
-        }
+            _ => {
+                self.index = OnceLock::new();
+                None
+            }
+        };
         let mut lights = false;
         let any_tiled = self.lights.values().any(|s| {
             s.map
@@ -245,7 +250,7 @@ impl Lighting {
                         .is_ok_and(|(m, _)| m == map.view_proj());
                     match map.tiled_mut() {
                         Some(tiled) if same => {
-                            lights |= tiled.invalidate(Arc::clone(index), &reached) > 0;
+                            lights |= tiled.invalidate(Arc::clone(index), &reached, changed) > 0;
                             true
                         }
                         _ => false,

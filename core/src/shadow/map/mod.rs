@@ -319,9 +319,20 @@ impl ShadowMap {
 
     /// Bytes the batched query path of the map holds once a batched query has built it: a key
     /// image per slice (two halves of `(n + 4) × (n + 3)` keys) and, for cube maps, a copy of
-    /// each face. For hosts that budget memory.
+    /// each face; for a map drawn tile by tile, also the tiles kept for redraws under moving
+    /// occluders (at most a quarter of its texels). For hosts that budget memory.
     #[must_use]
     pub fn batch_bytes(&self) -> u64 {
+        let layers = if self.tiled().is_some() {
+            self.bytes() / super::tiles::LAYER_SHARE as u64
+        } else {
+            0
+        };
+        self.batch_bytes_untiled() + layers
+    }
+
+    /// [`ShadowMap::batch_bytes`] without the kept tiles.
+    fn batch_bytes_untiled(&self) -> u64 {
         let n = u64::from(self.resolution);
         let texel = self.light.format.bytes_per_texel() as u64;
         let key = if self.light.format == crate::Format::D16Unorm {
