@@ -443,3 +443,91 @@ fn a_spot_as_wide_as_bevy_allows_has_a_map() {
     let f = shadows.shadow_factor(y.camera, wide, Vec3::new(4.0, 0.0, 0.0), Vec3::Y);
     assert!(f.as_ref().is_ok_and(|f| (0.0..=1.0).contains(f)), "{f:?}");
 }
+
+/// The exposure system answers all probes at once through the maps' batched path (split
+/// between threads when there are many): every game light's share is, bit for bit, what
+/// `PbrShadows::shadow_factor` of each probe point gives, summed as one probe at a time.
+#[test]
+fn batched_exposures_are_the_bits_of_one_point_at_a_time() {
+    let mut y = yard();
+    let world = y.app.world_mut();
+    world.spawn((
+        PointLight {
+            shadow_maps_enabled: true,
+            intensity: 100_000.0,
+            range: 20.0,
+            ..Default::default()
+        },
+        Transform::from_xyz(-4.0, 3.0, 0.5),
+    ));
+    world.spawn((
+        SpotLight {
+            shadow_maps_enabled: true,
+            ..Default::default()
+        },
+        Transform::from_xyz(4.0, 5.0, 0.0).looking_at(Vec3::new(4.0, 0.0, 0.0), Vec3::Z),
+    ));
+    world
+        .entity_mut(y.camera)
+        .insert(ShadowFilteringMethod::Gaussian);
+    // 1,600 probes over the yard, some standing bodies of four points, with and without a
+    // normal: enough for the batched factors to split between threads.
+    let mut probes = Vec::new();
+    for k in 0..1600 {
+        let (i, j) = ((k % 40) as f32, (k / 40) as f32);
+        let at = Vec3::new(-10.0 + 0.5 * i, 0.0, -10.0 + 0.5 * j);
+        let probe = match k % 3 {
+            0 => LightProbe::body(1.8),
+            1 => LightProbe::point().with_normal(Vec3::Y),
+            _ => LightProbe::point(),
+        };
+        probes.push(world.spawn((probe, Transform::from_translation(at))).id());
+    }
+    y.app.update();
+    y.app.update();
+    let world = y.app.world();
+    let shadows = world.resource::<PbrShadows>();
+    let mut checked = 0;
+    let mut shadowed = 0;
+    for &e in &probes {
+        let probe = world.get::<LightProbe>(e).unwrap();
+        let at = world.get::<GlobalTransform>(e).unwrap();
+        let exposure = world.get::<Exposure>(e).unwrap();
+        let normal = probe.normal.unwrap_or(Vec3::ZERO);
+        for entry in shadows.lights() {
+            if entry.camera.is_some_and(|c| c != y.camera) {
+                continue;
+            }
+            let (mut arrive, mut could) = (0.0f32, 0.0f32);
+            for &o in &probe.offsets {
+                let p = at.transform_point(o);
+                let u = entry.unshadowed(p);
+                if u <= 0.0 {
+                    continue;
+                }
+                let f = shadows
+                    .shadow_factor(y.camera, entry.light, p, normal)
+                    .unwrap_or(1.0);
+                arrive += u * f;
+                could += u;
+            }
+            let share = exposure.light(entry.light);
+            if could > 0.0 {
+                let share = share.expect("a share for a light that reaches");
+                assert_eq!(
+                    share.lit_fraction.to_bits(),
+                    (arrive / could).to_bits(),
+                    "{e}: {share:?}"
+                );
+                checked += 1;
+                shadowed += usize::from(share.lit_fraction < 0.5);
+            } else {
+                assert!(share.is_none());
+            }
+        }
+    }
+    assert!(
+        checked > 3000 && shadowed > 10,
+        "{checked} shares, {shadowed} shadowed"
+    );
+}

@@ -314,3 +314,114 @@ fn an_occluder_keeps_its_own_cull_mode_whatever_the_light_culls() {
     assert_eq!(at(Some(CullMode::Front)), 0.0, "front faces culled");
     assert_eq!(at(Some(CullMode::Back)), 1.0);
 }
+
+/// The batched factors (`shadow_factors`) are, receiver by receiver, the bits of
+/// `shadow_factor`: every light kind and filter, on whole maps and on maps a `Lighting` draws
+/// tile by tile, for points on and off the maps, in cascade overlap bands, past the last
+/// cascade, with odd normals and non-finite values.
+#[test]
+fn batched_factors_are_the_single_factors_bits() {
+    use penumbra_core::shadow::Lighting;
+    use penumbra_core::shadow::pbr::PbrReceiver;
+    let scene = scene();
+    let d = sun(vec![cascade(8.0, 10.0, 256), cascade(16.0, 30.0, 256)]);
+    let spot = PbrSpot {
+        position: Vec3::new(-6.0, 4.0, 0.0),
+        direction: Vec3::new(1.0, -0.6, 0.0).normalize(),
+        outer_angle: 0.8,
+        inner_angle: 0.6,
+        range: 30.0,
+        near_z: 0.1,
+        depth_bias: 0.02,
+        normal_bias: 1.8,
+        resolution: 256,
+    };
+    let point = PbrPoint {
+        position: Vec3::new(-3.0, 3.0, 1.0),
+        range: 30.0,
+        near_z: 0.1,
+        depth_bias: 0.08,
+        normal_bias: 0.6,
+        resolution: 64,
+    };
+    let mut rng = penumbra_testkit::Rng::lcg64(0xba7c);
+    // Enough receivers that a tiled map splits them between its two threads.
+    let mut receivers: Vec<PbrReceiver> = (0..1500)
+        .map(|k| PbrReceiver {
+            point: rng.point(Vec3::new(-22.0, -0.5, -22.0), Vec3::new(22.0, 3.0, 22.0)),
+            normal: if k % 3 == 0 {
+                Vec3::Y
+            } else {
+                rng.point(Vec3::splat(-1.0), Vec3::splat(1.0)).normalize()
+            },
+            // Across both cascades, their overlap band (8–10 m) and past the last.
+            view_z: -rng.f32_in(0.0, 35.0),
+        })
+        .collect();
+    receivers.extend([
+        PbrReceiver {
+            point: Vec3::NAN,
+            normal: Vec3::Y,
+            view_z: -1.0,
+        },
+        PbrReceiver {
+            point: Vec3::ZERO,
+            normal: Vec3::INFINITY,
+            view_z: f32::NAN,
+        },
+        PbrReceiver {
+            point: Vec3::new(1e30, 0.0, 0.0),
+            normal: Vec3::Y,
+            view_z: -5.0,
+        },
+    ]);
+    let filters = [
+        PbrFilter::Hardware2x2,
+        PbrFilter::Gaussian,
+        PbrFilter::Temporal(None),
+        PbrFilter::Temporal(Some(TemporalPixel {
+            frag_coord: Vec2::new(10.5, 3.5),
+            frame: 7,
+        })),
+    ];
+    let mut lighting = Lighting::new();
+    lighting.set_threads(2);
+    for o in &scene.occluders {
+        lighting.add_occluder(o.clone());
+    }
+    let ids = [
+        lighting.add_light(d.light(1.0)),
+        lighting.add_light(spot.light(1.0)),
+        lighting.add_light(point.light(1.0)),
+    ];
+    for (kind, id) in ids.iter().enumerate() {
+        let whole = ShadowMap::render(lighting.light(*id).unwrap().clone(), &scene).unwrap();
+        let tiled = lighting.map(*id).unwrap();
+        assert!(tiled.tiles_drawn().is_some(), "light {kind} is tiled");
+        for map in [&whole, tiled] {
+            for filter in filters {
+                let one = |r: &PbrReceiver| match kind {
+                    0 => d.shadow_factor(map, r.point, r.normal, r.view_z, filter),
+                    1 => spot.shadow_factor(map, r.point, r.normal, filter),
+                    _ => point.shadow_factor(map, r.point, r.normal, filter),
+                };
+                let mut many = vec![0.0; receivers.len()];
+                match kind {
+                    0 => d.shadow_factors(map, &receivers, filter, &mut many),
+                    1 => spot.shadow_factors(map, &receivers, filter, &mut many),
+                    _ => point.shadow_factors(map, &receivers, filter, &mut many),
+                }
+                let mut shadowed = 0;
+                for (r, m) in receivers.iter().zip(&many) {
+                    assert_eq!(
+                        m.to_bits(),
+                        one(r).to_bits(),
+                        "light {kind}, {filter:?}, {r:?}"
+                    );
+                    shadowed += usize::from(*m < 0.5);
+                }
+                assert!(shadowed > 0, "light {kind}, {filter:?}: some are in shadow");
+            }
+        }
+    }
+}

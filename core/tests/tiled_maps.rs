@@ -304,8 +304,8 @@ fn sparse_queries_on_big_maps_read_only_tiles_they_drew() {
     assert!(shadowed.iter().all(|&s| s), "{shadowed:?}");
 }
 
-/// `compare_many` gives, coordinate by coordinate, the bits of `compare` on a map rendered
-/// whole — 2D slices, cascades and cube directions, near edges and past them.
+/// `compare_many` and `compare_batch` give, coordinate by coordinate, the bits of `compare` on a
+/// map rendered whole — 2D slices, cascades and cube directions, near edges and past them.
 #[test]
 fn compare_many_equals_single_compares_on_whole_maps() {
     let mut rng = Rng::lcg64(0xc0e);
@@ -343,6 +343,34 @@ fn compare_many_equals_single_compares_on_whole_maps() {
                     g.to_bits(),
                     fresh.compare(*c, reference).to_bits(),
                     "{id:?} at {c}"
+                );
+            }
+        }
+        // A reference per coordinate, through the batched path, on the tiled and the whole
+        // map: non-finite and off-map coordinates and references too.
+        let mut coords = coords;
+        coords.extend([
+            Vec3::new(f32::NAN, 0.5, 0.0),
+            Vec3::new(0.5, f32::INFINITY, 1.0),
+            Vec3::new(1e-40, 0.5, slices - 1.0),
+            Vec3::new(0.5, 0.5, slices + 3.0),
+            Vec3::new(0.5, 0.5, -2.7),
+        ]);
+        let refs: Vec<f32> = (0..coords.len())
+            .map(|k| match k % 11 {
+                0 => f32::NAN,
+                1 => -0.0,
+                _ => rng.f32_in(-0.1, 1.1),
+            })
+            .collect();
+        for map in [tiled, &fresh] {
+            let mut got = vec![0.0; coords.len()];
+            map.compare_batch(&coords, &refs, &mut got);
+            for ((c, r), g) in coords.iter().zip(&refs).zip(&got) {
+                assert_eq!(
+                    g.to_bits(),
+                    fresh.compare(*c, *r).to_bits(),
+                    "{id:?} compare_batch at {c}, reference {r}"
                 );
             }
         }

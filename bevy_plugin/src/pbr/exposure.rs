@@ -20,6 +20,7 @@ pub fn update_pbr_exposure(
     shadows: Res<PbrShadows>,
     maps: Option<Res<ShadowMaps>>,
     mut probes: Query<(
+        Entity,
         Ref<GlobalTransform>,
         Ref<crate::probe::LightProbe>,
         &mut crate::probe::Exposure,
@@ -47,49 +48,76 @@ pub fn update_pbr_exposure(
     let mut game = std::mem::replace(&mut *reported, current.clone());
     game.extend(current);
     let game = &game;
-    probes
-        .par_iter_mut()
-        .for_each(|(transform, probe, mut exposure)| {
-            if !all && !transform.is_changed() && !probe.is_changed() {
-                return;
+    // The probes to answer, their points (in offset order) and normals.
+    let mut todo: Vec<(Entity, usize, usize)> = Vec::new();
+    let (mut points, mut normals) = (Vec::new(), Vec::new());
+    for (entity, transform, probe, _) in &probes {
+        if !all && !transform.is_changed() && !probe.is_changed() {
+            continue;
+        }
+        let first = points.len();
+        let normal = probe.normal.unwrap_or(Vec3::ZERO);
+        for &o in &probe.offsets {
+            points.push(transform.transform_point(o));
+            normals.push(normal);
+        }
+        todo.push((entity, first, probe.offsets.len()));
+    }
+    // Per light, the points it reaches and their shadow factors, all at once through the
+    // map's batched path; then per probe, in offset order, the sums one probe at a time made.
+    let mut shares: Vec<Vec<crate::probe::LightExposure>> = vec![Vec::new(); todo.len()];
+    let (mut reached, mut reached_normals, mut weights, mut factors) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for entry in shadows.lights.values() {
+        if entry.camera.is_some() && entry.camera != camera {
+            continue;
+        }
+        reached.clear();
+        reached_normals.clear();
+        weights.clear();
+        for (&p, &n) in points.iter().zip(&normals) {
+            let u = entry.unshadowed(p);
+            weights.push(u);
+            if u > 0.0 {
+                reached.push(p);
+                reached_normals.push(n);
             }
-            let mut shares: Vec<crate::probe::LightExposure> = Vec::new();
-            let n = probe.offsets.len().max(1) as f32;
-            let normal = probe.normal.unwrap_or(Vec3::ZERO);
-            for entry in shadows.lights.values() {
-                if entry.camera.is_some() && entry.camera != camera {
+        }
+        factors.clear();
+        factors.resize(reached.len(), 1.0);
+        if let Some(v) = &view {
+            shadows.factors_of(entry, v, &reached, &reached_normals, &mut factors);
+        }
+        let mut factor = factors.iter();
+        for ((_, first, len), shares) in todo.iter().zip(&mut shares) {
+            let (mut arrive, mut could) = (0.0, 0.0);
+            for &u in &weights[*first..*first + *len] {
+                if u <= 0.0 {
                     continue;
                 }
-                let (mut arrive, mut could) = (0.0, 0.0);
-                for &o in &probe.offsets {
-                    let p = transform.transform_point(o);
-                    let u = entry.unshadowed(p);
-                    if u <= 0.0 {
-                        continue;
-                    }
-                    let factor = match view {
-                        Some(v) => shadows
-                            .factor_of(entry, &v, p, normal, v.filter)
-                            .unwrap_or(1.0),
-                        None => 1.0,
-                    };
-                    arrive += u * factor;
-                    could += u;
-                }
-                if could > 0.0 {
-                    shares.push(crate::probe::LightExposure {
-                        light: entry.light,
-                        lit_fraction: arrive / could,
-                        irradiance: arrive / n,
-                        unshadowed: could / n,
-                    });
-                }
+                let f = factor.next().copied().unwrap_or(1.0);
+                arrive += u * f;
+                could += u;
             }
+            if could > 0.0 {
+                let n = (*len).max(1) as f32;
+                shares.push(crate::probe::LightExposure {
+                    light: entry.light,
+                    lit_fraction: arrive / could,
+                    irradiance: arrive / n,
+                    unshadowed: could / n,
+                });
+            }
+        }
+    }
+    for ((entity, _, _), shares) in todo.into_iter().zip(shares) {
+        if let Ok((_, _, _, mut exposure)) = probes.get_mut(entity) {
             let mut next = exposure.clone();
             next.replace_lights(|l| game.contains(&l.light), shares);
             if *exposure != next {
                 *exposure = next;
             }
-        });
+        }
+    }
     diagnostics.update_pbr_exposure = start.elapsed();
 }

@@ -89,6 +89,7 @@ use bevy_light::{DirectionalLightShadowMap, PointLightShadowMap, SimulationLight
 use bevy_mesh::Mesh;
 use glam::{Mat4, Vec3};
 use penumbra_core::raster::{CullMode, Mesh as CoreMesh};
+use penumbra_core::shadow::pbr::PbrReceiver;
 use penumbra_core::shadow::pbr::{PbrDirectional, PbrFilter, PbrPoint, PbrSpot, point_attenuation};
 use penumbra_core::shadow::{LightId, Lighting, OccluderId, ShadowError};
 
@@ -310,6 +311,44 @@ impl PbrShadows {
             };
         };
         self.factor_of(entry, view, point, normal, filter)
+    }
+
+    /// [`PbrShadows::factor_of`] with the camera's filter for many points (each with its
+    /// normal), into `out` (1 where the map fails to render): the same bits, through the map's
+    /// batched path.
+    fn factors_of(
+        &self,
+        entry: &PbrLight,
+        view: &CameraView,
+        points: &[Vec3],
+        normals: &[Vec3],
+        out: &mut [f32],
+    ) {
+        let out = &mut out[..points.len()];
+        let map = match self.lighting.map(entry.id) {
+            Ok(map) if entry.shadows => map,
+            _ => {
+                out.fill(1.0);
+                return;
+            }
+        };
+        let receivers: Vec<PbrReceiver> = points
+            .iter()
+            .zip(normals)
+            .map(|(&point, &normal)| PbrReceiver {
+                point,
+                normal,
+                view_z: match entry.model {
+                    PbrModel::Directional(_) => view.view_from_world.transform_point3(point).z,
+                    _ => 0.0,
+                },
+            })
+            .collect();
+        match &entry.model {
+            PbrModel::Directional(d) => d.shadow_factors(map, &receivers, view.filter, out),
+            PbrModel::Spot(s) => s.shadow_factors(map, &receivers, view.filter, out),
+            PbrModel::Point(p) => p.shadow_factors(map, &receivers, view.filter, out),
+        }
     }
 
     fn factor_of(

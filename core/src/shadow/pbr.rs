@@ -214,19 +214,54 @@ impl PbrDirectional {
         view_z: f32,
         filter: PbrFilter,
     ) -> f32 {
-        let Some(normal) = receiver(point, normal) else {
+        let r = PbrReceiver {
+            point,
+            normal,
+            view_z,
+        };
+        self.factor(&mut Now, map, &r, filter)
+    }
+
+    /// [`PbrDirectional::shadow_factor`] of many receivers, into `out`: the same bits, with
+    /// every comparison through the map's batched path in one go (a tiled map draws every tile
+    /// they read at once).
+    ///
+    /// # Panics
+    /// If `out` is shorter than `receivers`.
+    pub fn shadow_factors(
+        &self,
+        map: &ShadowMap,
+        receivers: &[PbrReceiver],
+        filter: PbrFilter,
+        out: &mut [f32],
+    ) {
+        crate::zone!("penumbra::PbrDirectional::shadow_factors");
+        batched(map, receivers, &mut out[..receivers.len()], |l, r| {
+            self.factor(l, map, r, filter)
+        });
+    }
+
+    fn factor(
+        &self,
+        lookups: &mut dyn Lookups,
+        map: &ShadowMap,
+        r: &PbrReceiver,
+        filter: PbrFilter,
+    ) -> f32 {
+        let (point, view_z) = (r.point, r.view_z);
+        let Some(normal) = receiver(point, r.normal) else {
             return 1.0;
         };
         let n = self.cascades.len();
         let Some(index) = self.cascades.iter().position(|c| -view_z < c.far_bound) else {
             return 1.0;
         };
-        let mut shadow = self.cascade_factor(map, index, point, normal, filter);
+        let mut shadow = self.cascade_factor(lookups, map, index, point, normal, filter);
         if index + 1 < n {
             let this_far = self.cascades[index].far_bound;
             let next_near = (1.0 - self.overlap_proportion) * this_far;
             if -view_z >= next_near {
-                let next = self.cascade_factor(map, index + 1, point, normal, filter);
+                let next = self.cascade_factor(lookups, map, index + 1, point, normal, filter);
                 let t = (-view_z - next_near) / (this_far - next_near);
                 // In [0, 1) for any sane configuration; an overlap of ±inf or NaN makes it
                 // NaN, which a GPU would pass on: here the nearer cascade stands.
@@ -240,6 +275,7 @@ impl PbrDirectional {
     /// `sample_directional_cascade`.
     fn cascade_factor(
         &self,
+        lookups: &mut dyn Lookups,
         map: &ShadowMap,
         index: usize,
         point: Vec3,
@@ -260,8 +296,21 @@ impl PbrDirectional {
             return 1.0;
         }
         let uv = Vec2::new(ndc.x * 0.5 + 0.5, ndc.y * -0.5 + 0.5);
-        sample_2d(map, index, uv, ndc.z, cascade.texel_size, filter)
+        sample_2d(lookups, map, index, uv, ndc.z, cascade.texel_size, filter)
     }
+}
+
+/// A receiver of [`PbrDirectional::shadow_factors`] (and, without `view_z`, of the spot and
+/// point lights' batched factors): a point, its unit normal, and its view depth (negative in
+/// front of the camera).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PbrReceiver {
+    /// The point.
+    pub point: Vec3,
+    /// Its unit normal (a non-finite one: no normal bias).
+    pub normal: Vec3,
+    /// Its depth in the camera's view space (directional lights pick the cascade by it).
+    pub view_z: f32,
 }
 
 /// A spot light with its biases.
@@ -343,6 +392,35 @@ impl PbrSpot {
         normal: Vec3,
         filter: PbrFilter,
     ) -> f32 {
+        self.factor(&mut Now, map, point, normal, filter)
+    }
+
+    /// [`PbrSpot::shadow_factor`] of many receivers (their `view_z` unused), into `out`: the
+    /// same bits, with every comparison through the map's batched path in one go.
+    ///
+    /// # Panics
+    /// If `out` is shorter than `receivers`.
+    pub fn shadow_factors(
+        &self,
+        map: &ShadowMap,
+        receivers: &[PbrReceiver],
+        filter: PbrFilter,
+        out: &mut [f32],
+    ) {
+        crate::zone!("penumbra::PbrSpot::shadow_factors");
+        batched(map, receivers, &mut out[..receivers.len()], |l, r| {
+            self.factor(l, map, r.point, r.normal, filter)
+        });
+    }
+
+    fn factor(
+        &self,
+        lookups: &mut dyn Lookups,
+        map: &ShadowMap,
+        point: Vec3,
+        normal: Vec3,
+        filter: PbrFilter,
+    ) -> f32 {
         let Some(normal) = receiver(point, normal) else {
             return 1.0;
         };
@@ -365,7 +443,7 @@ impl PbrSpot {
         let ndc = Vec2::new(projected.x, projected.y) * f_div_minus_z;
         let uv = ndc * Vec2::new(0.5, -0.5) + Vec2::splat(0.5);
         let depth = self.near_z / -projected.z;
-        sample_2d(map, 0, uv, depth, SPOT_SHADOW_TEXEL_SIZE, filter)
+        sample_2d(lookups, map, 0, uv, depth, SPOT_SHADOW_TEXEL_SIZE, filter)
     }
 
     /// Bevy's spot attenuation at `point`: `saturate(cos · scale + offset)²` with
@@ -448,6 +526,35 @@ impl PbrPoint {
         normal: Vec3,
         filter: PbrFilter,
     ) -> f32 {
+        self.factor(&mut Now, map, point, normal, filter)
+    }
+
+    /// [`PbrPoint::shadow_factor`] of many receivers (their `view_z` unused), into `out`: the
+    /// same bits, with every comparison through the map's batched path in one go.
+    ///
+    /// # Panics
+    /// If `out` is shorter than `receivers`.
+    pub fn shadow_factors(
+        &self,
+        map: &ShadowMap,
+        receivers: &[PbrReceiver],
+        filter: PbrFilter,
+        out: &mut [f32],
+    ) {
+        crate::zone!("penumbra::PbrPoint::shadow_factors");
+        batched(map, receivers, &mut out[..receivers.len()], |l, r| {
+            self.factor(l, map, r.point, r.normal, filter)
+        });
+    }
+
+    fn factor(
+        &self,
+        lookups: &mut dyn Lookups,
+        map: &ShadowMap,
+        point: Vec3,
+        normal: Vec3,
+        filter: PbrFilter,
+    ) -> f32 {
         let Some(normal) = receiver(point, normal) else {
             return 1.0;
         };
@@ -471,7 +578,7 @@ impl PbrPoint {
         let zw = -major * Vec2::new(custom.x, custom.y) + Vec2::new(custom.z, custom.w);
         let depth = zw.x / zw.y;
         let local = frag_ls * Vec3::new(1.0, 1.0, -1.0);
-        sample_cube(map, local, distance_to_light, depth, filter)
+        sample_cube(lookups, map, local, distance_to_light, depth, filter)
     }
 
     /// Bevy's windowed inverse-square falloff at `point` (see [`point_attenuation`]).
@@ -512,6 +619,135 @@ fn receiver(point: Vec3, normal: Vec3) -> Option<Vec3> {
     })
 }
 
+/// Where a shadow factor's comparisons come from: the map, now ([`Now`]), or — for many
+/// receivers at once — a first pass that records every tap ([`Record`]), one batched lookup of
+/// them all, and a second pass that reads the results back in the same order ([`Replay`]).
+/// The factor's arithmetic never depends on a comparison's result for its control flow, so
+/// both passes make the same taps, and the batched answers are the bits of one comparison
+/// each: the factors are those of one receiver at a time.
+trait Lookups {
+    /// Comparisons of `taps` (2D: u, v, slice; cube: a direction) with `depth`, into `out`.
+    fn compare_many(&mut self, map: &ShadowMap, taps: &[Vec3], depth: f32, out: &mut [f32]);
+
+    /// One comparison.
+    fn compare(&mut self, map: &ShadowMap, tap: Vec3, depth: f32) -> f32 {
+        let mut r = [0.0];
+        self.compare_many(map, &[tap], depth, &mut r);
+        r[0]
+    }
+}
+
+/// Comparisons made on the map as they come.
+struct Now;
+
+impl Lookups for Now {
+    fn compare_many(&mut self, map: &ShadowMap, taps: &[Vec3], depth: f32, out: &mut [f32]) {
+        map.compare_many(taps, depth, out);
+    }
+
+    fn compare(&mut self, map: &ShadowMap, tap: Vec3, depth: f32) -> f32 {
+        map.compare(tap, depth)
+    }
+}
+
+/// The taps of a first pass (each answered 0 for now).
+#[derive(Default)]
+struct Record {
+    taps: Vec<Vec3>,
+    depths: Vec<f32>,
+}
+
+impl Lookups for Record {
+    fn compare_many(&mut self, _: &ShadowMap, taps: &[Vec3], depth: f32, out: &mut [f32]) {
+        self.taps.extend_from_slice(taps);
+        self.depths.extend(taps.iter().map(|_| depth));
+        out[..taps.len()].fill(0.0);
+    }
+}
+
+/// The batched answers of the recorded taps, read back in order.
+struct Replay<'a> {
+    results: &'a [f32],
+    next: usize,
+}
+
+impl Lookups for Replay<'_> {
+    fn compare_many(&mut self, _: &ShadowMap, taps: &[Vec3], _: f32, out: &mut [f32]) {
+        let n = taps.len();
+        out[..n].copy_from_slice(&self.results[self.next..self.next + n]);
+        self.next += n;
+    }
+}
+
+/// Receivers from which [`batched`] works on the threads of a map drawn tile by tile.
+const PARALLEL_RECEIVERS: usize = 1024;
+
+/// Shadow factors of many receivers into `out`, by `factor(lookups, receiver)` run twice
+/// around one batched lookup of every tap (see [`Lookups`]). Many receivers on a map drawn tile
+/// by tile are split between the map's threads: each records its part, the map draws every tile
+/// they read at once, then each looks its part up and finishes it.
+fn batched<R: Sync>(
+    map: &ShadowMap,
+    receivers: &[R],
+    out: &mut [f32],
+    factor: impl Fn(&mut dyn Lookups, &R) -> f32 + Sync,
+) {
+    let threads = map.tiled().map_or(1, |t| t.threads());
+    let record = |part: &[R]| {
+        let mut record = Record::default();
+        for r in part {
+            factor(&mut record, r);
+        }
+        record
+    };
+    // `drawn`: the tiles the taps read are drawn already.
+    let finish = |part: &[R], record: &Record, out: &mut [f32], drawn: bool| {
+        let mut results = vec![0.0; record.taps.len()];
+        if drawn {
+            map.compare_batch_drawn(&record.taps, &record.depths, &mut results);
+        } else {
+            map.compare_batch(&record.taps, &record.depths, &mut results);
+        }
+        let mut replay = Replay {
+            results: &results,
+            next: 0,
+        };
+        for (r, o) in part.iter().zip(out.iter_mut()) {
+            *o = factor(&mut replay, r);
+        }
+    };
+    if threads <= 1 || receivers.len() < PARALLEL_RECEIVERS {
+        finish(receivers, &record(receivers), out, false);
+        return;
+    }
+    let per = receivers.len().div_ceil(threads * 4);
+    let parts: Vec<&[R]> = receivers.chunks(per).collect();
+    let records = std::sync::Mutex::new(Vec::with_capacity(parts.len()));
+    crate::raster::run_parallel(parts.iter().enumerate(), threads, |(k, part)| {
+        let r = record(part);
+        records
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((k, r));
+        0
+    });
+    let mut records = records.into_inner().unwrap_or_else(|e| e.into_inner());
+    records.sort_unstable_by_key(|(k, _)| *k);
+    let all: Vec<Vec3> = records
+        .iter()
+        .flat_map(|(_, r)| r.taps.iter().copied())
+        .collect();
+    map.draw_tiles_for(&all);
+    let jobs = parts
+        .into_iter()
+        .zip(out.chunks_mut(per))
+        .zip(records.iter().map(|(_, r)| r));
+    crate::raster::run_parallel(jobs, threads, |((part, out), record)| {
+        finish(part, record, out, true);
+        0
+    });
+}
+
 /// WGSL's `mix`.
 fn mix(a: f32, b: f32, t: f32) -> f32 {
     a * (1.0 - t) + b * t
@@ -550,12 +786,19 @@ fn rotate(angle: f32, v: [f32; 2]) -> Vec2 {
 }
 
 /// One bilinear comparison of slice `slice` at `uv` (`sample_shadow_map_hardware`).
-fn hardware_2d(map: &ShadowMap, slice: usize, uv: Vec2, depth: f32) -> f32 {
-    map.compare(Vec3::new(uv.x, uv.y, slice as f32), depth)
+fn hardware_2d(
+    lookups: &mut dyn Lookups,
+    map: &ShadowMap,
+    slice: usize,
+    uv: Vec2,
+    depth: f32,
+) -> f32 {
+    lookups.compare(map, Vec3::new(uv.x, uv.y, slice as f32), depth)
 }
 
 /// `sample_shadow_map` of a 2D map or cascade slice.
 fn sample_2d(
+    lookups: &mut dyn Lookups,
     map: &ShadowMap,
     slice: usize,
     uv: Vec2,
@@ -564,8 +807,8 @@ fn sample_2d(
     filter: PbrFilter,
 ) -> f32 {
     match filter {
-        PbrFilter::Hardware2x2 => hardware_2d(map, slice, uv, depth),
-        PbrFilter::Gaussian => castano_thirteen(map, slice, uv, depth),
+        PbrFilter::Hardware2x2 => hardware_2d(lookups, map, slice, uv, depth),
+        PbrFilter::Gaussian => castano_thirteen(lookups, map, slice, uv, depth),
         PbrFilter::Temporal(pixel) => {
             let size = map.resolution() as f32;
             // `calculate_uv_offset_scale_jimenez_fourteen` with blur size 1.
@@ -580,7 +823,7 @@ fn sample_2d(
                     Vec3::new(t.x, t.y, slice as f32)
                 });
                 let mut r = [0.0; 8];
-                map.compare_many(&taps, depth, &mut r);
+                lookups.compare_many(map, &taps, depth, &mut r);
                 let sum = r.iter().fold(0.0, |sum, &r| sum + r);
                 total += sum / 8.0;
                 count += 1;
@@ -591,14 +834,20 @@ fn sample_2d(
 }
 
 /// `sample_shadow_map_castano_thirteen`.
-fn castano_thirteen(map: &ShadowMap, slice: usize, light_local: Vec2, depth: f32) -> f32 {
+fn castano_thirteen(
+    lookups: &mut dyn Lookups,
+    map: &ShadowMap,
+    slice: usize,
+    light_local: Vec2,
+    depth: f32,
+) -> f32 {
     let size = map.resolution() as f32;
     let inv = 1.0 / size;
     let uv = light_local * size;
     // A GPU's weights would be NaN where the texel coordinate is not finite; the single
     // bilinear comparison there is the sampler's defined answer (R6) instead.
     if !uv.is_finite() {
-        return hardware_2d(map, slice, light_local, depth);
+        return hardware_2d(lookups, map, slice, light_local, depth);
     }
     let mut base = (uv + 0.5).floor();
     let s = uv.x + 0.5 - base.x;
@@ -622,7 +871,7 @@ fn castano_thirteen(map: &ShadowMap, slice: usize, light_local: Vec2, depth: f32
         Vec3::new(tap.x, tap.y, slice as f32)
     });
     let mut r = [0.0; 9];
-    map.compare_many(&taps, depth, &mut r);
+    lookups.compare_many(map, &taps, depth, &mut r);
     let mut sum = 0.0;
     for j in 0..3 {
         for i in 0..3 {
@@ -634,6 +883,7 @@ fn castano_thirteen(map: &ShadowMap, slice: usize, light_local: Vec2, depth: f32
 
 /// `sample_shadow_cubemap`.
 fn sample_cube(
+    lookups: &mut dyn Lookups,
     map: &ShadowMap,
     local: Vec3,
     distance_to_light: f32,
@@ -641,13 +891,13 @@ fn sample_cube(
     filter: PbrFilter,
 ) -> f32 {
     match filter {
-        PbrFilter::Hardware2x2 => map.compare(local, depth),
+        PbrFilter::Hardware2x2 => lookups.compare(map, local, depth),
         PbrFilter::Gaussian => {
             let basis =
                 orthonormalize(local.normalize()) * (POINT_SHADOW_SCALE * distance_to_light);
             let taps = D3D_SAMPLE_POINTS.map(|p| local + p[0] * basis.x_axis + p[1] * basis.y_axis);
             let mut r = [0.0; 8];
-            map.compare_many(&taps, depth, &mut r);
+            lookups.compare_many(map, &taps, depth, &mut r);
             let mut sum = 0.0;
             for (r, w) in r.iter().zip(D3D_SAMPLE_WEIGHTS) {
                 sum += r * w;
@@ -665,7 +915,7 @@ fn sample_cube(
                     local + o.x * basis.x_axis + o.y * basis.y_axis
                 });
                 let mut r = [0.0; 8];
-                map.compare_many(&taps, depth, &mut r);
+                lookups.compare_many(map, &taps, depth, &mut r);
                 let mut sum = 0.0;
                 for r in r {
                     sum += r * 0.125;

@@ -14,7 +14,7 @@
 //! bounds reach behind a perspective light); the next query that needs them draws them again
 //! from the changed scene.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock, RwLockReadGuard};
 use std::time::Instant;
@@ -30,7 +30,7 @@ use crate::raster::{
     TileScratch,
 };
 use crate::sample::Sampler;
-use crate::sample::batch::CmpBatch;
+use crate::sample::batch::{CmpBatch, SpareKeys};
 use crate::texture::{Dimension, Texture, TextureDesc};
 
 impl Placed for Occluder {
@@ -79,14 +79,56 @@ impl SceneIndex {
     }
 }
 
-/// Counts of tile work, shared by every tiled map of a lighting.
+/// Counts of tile work, and the buffers of dropped maps, shared by every tiled map of a
+/// lighting.
 #[derive(Debug, Default)]
 pub(crate) struct TileCounters {
+    /// Made when a first map is dropped (a lighting costs little until it has maps: scripts
+    /// may hold many).
+    spares: OnceLock<Box<Spares>>,
     pub(crate) rendered: AtomicU64,
     pub(crate) layered: AtomicU64,
     pub(crate) invalidated: AtomicU64,
     pub(crate) render_ns: AtomicU64,
     pub(crate) layout_ns: AtomicU64,
+}
+
+/// The texels and key images of dropped tiled maps, kept a little while for the next map of
+/// the same shape: a light whose matrices change every frame (a cascade that follows the
+/// camera) would otherwise have the system hand out, and zero, fresh memory for every tile it
+/// draws. A recycled buffer keeps its old contents, which no query reads: a map reads only the
+/// tiles it has drawn.
+#[derive(Debug, Default)]
+pub(crate) struct Spares(Mutex<VecDeque<Spare>>);
+
+#[derive(Debug)]
+struct Spare {
+    desc: TextureDesc,
+    texels: Vec<u8>,
+    keys: Vec<SpareKeys>,
+    since: Instant,
+}
+
+/// Most spares kept, and how long one is kept unused.
+const MOST_SPARES: usize = 4;
+const SPARE_FOR: std::time::Duration = std::time::Duration::from_secs(2);
+
+impl Spares {
+    fn give(&self, spare: Spare) {
+        let mut list = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        list.retain(|s| s.since.elapsed() < SPARE_FOR);
+        list.push_back(spare);
+        while list.len() > MOST_SPARES {
+            list.pop_front();
+        }
+    }
+
+    fn take(&self, desc: &TextureDesc) -> Option<Spare> {
+        let mut list = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        list.retain(|s| s.since.elapsed() < SPARE_FOR);
+        let i = list.iter().rposition(|s| s.desc == *desc)?;
+        list.remove(i)
+    }
 }
 
 /// Tile work of a [`Lighting`](super::Lighting) since it was made (see
@@ -321,13 +363,15 @@ impl Tiled {
             return None;
         }
         let slices = view_proj.len() as u32;
-        let texture = Texture::zeroed_lazy(TextureDesc::new(
-            dimension,
-            format,
-            [resolution, resolution, 1],
-            slices,
-        ))
-        .ok()?;
+        let desc = TextureDesc::new(dimension, format, [resolution, resolution, 1], slices);
+        let spare = counters.spares.get().and_then(|s| s.take(&desc));
+        let (texture, spare_keys) = match spare {
+            Some(s) => match Texture::over_recycled(desc, s.texels) {
+                Some(t) => (t, s.keys),
+                None => (Texture::zeroed_lazy(desc).ok()?, Vec::new()),
+            },
+            None => (Texture::zeroed_lazy(desc).ok()?, Vec::new()),
+        };
         let cube = dimension == Dimension::TextureCube;
         let batches = if cube {
             // Each face's batch is planned on an untouched 2D texture of the face's size: a lazy
@@ -344,6 +388,10 @@ impl Tiled {
         };
         if batches.iter().any(Option::is_none) {
             return None;
+        }
+        let mut batches = batches;
+        for (batch, keys) in batches.iter_mut().flatten().zip(spare_keys) {
+            let _ = batch.adopt_keys(keys);
         }
         let tiles = resolution.div_ceil(MAP_TILE);
         let per_slice = (tiles * tiles) as usize;
@@ -697,6 +745,11 @@ impl Tiled {
         self.own.stats()
     }
 
+    /// The threads the map draws tiles on.
+    pub(crate) fn threads(&self) -> usize {
+        self.threads
+    }
+
     /// Tiles of all slices.
     pub(crate) fn tile_count(&self) -> usize {
         self.per_slice() * self.view_proj.len()
@@ -770,6 +823,36 @@ impl Tiled {
             self.counters.invalidated.load(Ordering::Relaxed) as f64
         );
         forgot
+    }
+}
+
+impl Drop for Tiled {
+    /// Gives the texels and key images to the lighting's spares (when no clone of the texture
+    /// is held elsewhere).
+    fn drop(&mut self) {
+        self.snapshot.take();
+        self.partial.take();
+        let r = self.resident.get_mut().unwrap_or_else(|e| e.into_inner());
+        let Some(stand_in) = Texture::zeroed_lazy(TextureDesc::new_2d(self.format, 1, 1)).ok()
+        else {
+            return;
+        };
+        let texture = std::mem::replace(&mut r.texture, stand_in);
+        let desc = *texture.desc();
+        let Some(texels) = texture.into_bytes() else {
+            return;
+        };
+        let keys = r
+            .batches
+            .drain(..)
+            .filter_map(|b| b.and_then(CmpBatch::take_keys))
+            .collect();
+        self.counters.spares.get_or_init(Box::default).give(Spare {
+            desc,
+            texels,
+            keys,
+            since: Instant::now(),
+        });
     }
 }
 

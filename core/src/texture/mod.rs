@@ -232,6 +232,27 @@ impl Texture {
     }
 
     /// The bytes of one subresource to write (copied first if another texture shares them).
+    /// A texture of `desc` over `data`, a buffer of its size whose contents are left as they
+    /// are (a recycled buffer: the caller writes every byte it reads); `None` when the size is
+    /// not the description's.
+    pub(crate) fn over_recycled(desc: TextureDesc, data: Vec<u8>) -> Option<Texture> {
+        desc.validate().ok()?;
+        if data.len() as u64 != desc.total_bytes() {
+            return None;
+        }
+        let (_, offsets) = layout(&desc);
+        Some(Texture::from_storage(Storage {
+            desc,
+            data,
+            offsets,
+        }))
+    }
+
+    /// The texture's bytes, when no clone shares them.
+    pub(crate) fn into_bytes(self) -> Option<Vec<u8>> {
+        Arc::try_unwrap(self.storage).ok().map(|s| s.data)
+    }
+
     pub(crate) fn subresource_mut(&mut self, mip: u32, slice: u32) -> &mut [u8] {
         let storage = Arc::make_mut(&mut self.storage);
         let i = (mip + slice * storage.desc.mip_levels) as usize;

@@ -352,7 +352,40 @@ impl Sampler {
     }
 }
 
+/// A key image taken from a dropped batch, for a lazy batch of the same shape.
+#[derive(Debug)]
+pub(crate) struct SpareKeys(Keys);
+
 impl CmpBatch {
+    /// The key image of a lazy batch (filled region by region), for reuse.
+    pub(crate) fn take_keys(self) -> Option<SpareKeys> {
+        match self.plan {
+            Plan::Kernel(plan) if plan.padding.is_some() => Some(SpareKeys(plan.keys)),
+            _ => None,
+        }
+    }
+
+    /// Puts `spare` in place of this lazy batch's untouched key image when it has the same size
+    /// and key type (its old contents stay: the caller refreshes every region it reads before
+    /// reading it); gives it back otherwise.
+    pub(crate) fn adopt_keys(&mut self, spare: SpareKeys) -> Option<SpareKeys> {
+        let Plan::Kernel(plan) = &mut self.plan else {
+            return Some(spare);
+        };
+        let fits = plan.padding.is_some()
+            && match (&plan.keys, &spare.0) {
+                (Keys::U16(a), Keys::U16(b)) => a.len() == b.len(),
+                (Keys::I32(a), Keys::I32(b)) => a.len() == b.len(),
+                _ => false,
+            };
+        if fits {
+            plan.keys = spare.0;
+            None
+        } else {
+            Some(spare)
+        }
+    }
+
     /// Rewrites the keys that the level's texels `x0..=x1 × y0..=y1` own, from `level` (the
     /// level's packed bytes, row-major): every padded position that repeats one of them, and
     /// the border positions nearest to them. A lazy batch whose every region was refreshed

@@ -9,6 +9,7 @@ use crate::sample::address::linear_fixed;
 use crate::sample::cube_face as select_face;
 use crate::sample::{Coord, LodMode, Offset, SampleArgs, validated};
 use crate::shadow::kernel::{Anchor, PcfKernel, Tap, grid_anchor};
+use crate::shadow::tiles::{Needs, Tiled};
 
 impl ShadowMap {
     /// [`ShadowMap::lit_fraction`] of many points at once, into `out` (same length), with the
@@ -403,5 +404,152 @@ pub(super) fn first_texel(v: f32) -> i64 {
         i64::from(fixed >> 8)
     } else {
         linear_fixed(v) >> 8
+    }
+}
+
+/// Lookups sorted for [`ShadowMap::compare_batch`]: per slice (cube face) the batched ones,
+/// with their references and positions in the call, and the rest for the scalar sampler.
+struct Sorted {
+    uv: Vec<Vec<[f32; 2]>>,
+    refs: Vec<Vec<f32>>,
+    slots: Vec<Vec<usize>>,
+    scalar: Vec<(Coord, usize)>,
+}
+
+impl ShadowMap {
+    /// [`ShadowMap::compare`] of each of `coords` with its own reference, into `out`: the same
+    /// bits as one `compare` each. Lookups whose bilinear footprint lies inside one slice (on a
+    /// cube map, inside one face) go through the batched SIMD path; a tiled map draws every
+    /// tile the lookups read at once.
+    ///
+    /// # Panics
+    /// If `refs` or `out` is shorter than `coords`.
+    pub fn compare_batch(&self, coords: &[Vec3], refs: &[f32], out: &mut [f32]) {
+        self.compare_sorted(coords, refs, out, true);
+    }
+
+    /// [`ShadowMap::compare_batch`] after [`ShadowMap::draw_tiles_for`] of the same
+    /// coordinates: the tiles are there, so they are not looked for again.
+    pub(crate) fn compare_batch_drawn(&self, coords: &[Vec3], refs: &[f32], out: &mut [f32]) {
+        self.compare_sorted(coords, refs, out, false);
+    }
+
+    fn compare_sorted(&self, coords: &[Vec3], refs: &[f32], out: &mut [f32], mark: bool) {
+        crate::zone!("penumbra::ShadowMap::compare_batch");
+        let (refs, out) = (&refs[..coords.len()], &mut out[..coords.len()]);
+        let sorted = self.sort_lookups(coords, refs);
+        let reader = self.batch_reader(|t, needs| {
+            if mark {
+                self.mark(t, needs, &sorted);
+            }
+        });
+        for &(coord, i) in &sorted.scalar {
+            let args = SampleArgs {
+                coord,
+                lod: LodMode::Zero,
+                offset: Offset::default(),
+                clamp: None,
+            };
+            out[i] = validated(
+                self.sampler
+                    .sample_cmp(Some(reader.texture()), &args, refs[i]),
+                1.0,
+            );
+        }
+        let mut res = Vec::new();
+        for (s, uv) in sorted.uv.iter().enumerate() {
+            if uv.is_empty() {
+                continue;
+            }
+            res.clear();
+            res.resize(uv.len(), 1.0f32);
+            if let Some(batch) = reader.batch(s)
+                && batch.run(uv, &sorted.refs[s], &mut res).is_err()
+            {
+                res.fill(1.0);
+            }
+            for (&i, &r) in sorted.slots[s].iter().zip(&res) {
+                out[i] = r;
+            }
+        }
+    }
+
+    /// Draws now every tile that comparisons at `coords` read (a map drawn tile by tile; a
+    /// whole map has nothing to draw), so that comparisons made afterwards, from any number
+    /// of threads at once, only read.
+    pub fn draw_tiles_for(&self, coords: &[Vec3]) {
+        if let Some(t) = self.tiled() {
+            let refs = vec![0.0; coords.len()];
+            let sorted = self.sort_lookups(coords, &refs);
+            let mut needs = t.needs();
+            self.mark(t, &mut needs, &sorted);
+            t.ensure(&needs);
+        }
+    }
+
+    fn sort_lookups(&self, coords: &[Vec3], refs: &[f32]) -> Sorted {
+        let batched = self.batched_slices();
+        let slices = batched.len();
+        let size = self.resolution as f32;
+        let inside = 0..=i64::from(self.resolution) - 2;
+        let mut sorted = Sorted {
+            uv: vec![Vec::new(); slices],
+            refs: vec![Vec::new(); slices],
+            slots: vec![Vec::new(); slices],
+            scalar: Vec::new(),
+        };
+        for (i, (c, &r)) in coords.iter().zip(refs).enumerate() {
+            // The sampler flushes denormal coordinates first (SPEC §1.4, R6).
+            let coord = Coord([c.x, c.y, c.z, 0.0]).flushed();
+            let [x, y, z, _] = coord.0;
+            let slice = if self.cube {
+                // Inside one face, seamless filtering is that face's 2D filtering (R100).
+                let fc = crate::sample::face_coord([x, y, z]);
+                let i0 = first_texel(fc.s * size - 0.5);
+                let j0 = first_texel(fc.t * size - 0.5);
+                (select_face([x, y, z]).is_some() && inside.contains(&i0) && inside.contains(&j0))
+                    .then_some((fc.face as usize, [fc.s, fc.t]))
+            } else {
+                Some((array_element(z, slices), [x, y]))
+            };
+            match slice {
+                Some((s, at)) if batched.get(s).copied() == Some(true) => {
+                    sorted.uv[s].push(at);
+                    sorted.refs[s].push(r);
+                    sorted.slots[s].push(i);
+                }
+                _ => sorted.scalar.push((coord, i)),
+            }
+        }
+        sorted
+    }
+
+    /// Marks the tiles the sorted lookups read.
+    fn mark(&self, t: &Tiled, needs: &mut Needs, sorted: &Sorted) {
+        for (s, list) in sorted.uv.iter().enumerate() {
+            for &c in list {
+                t.need_2d(needs, s, c);
+            }
+        }
+        for (coord, _) in &sorted.scalar {
+            self.need_coord(t, needs, coord);
+        }
+    }
+}
+
+/// The array slice a 2D lookup with third coordinate `z` reads (R43: rounded to nearest even,
+/// clamped to the slices; NaN reads the first).
+fn array_element(z: f32, slices: usize) -> usize {
+    if slices <= 1 {
+        return 0;
+    }
+    let a = z.round_ties_even();
+    let last = slices - 1;
+    if a.is_nan() || a <= 0.0 {
+        0
+    } else if a >= last as f32 {
+        last
+    } else {
+        a as usize
     }
 }

@@ -133,7 +133,8 @@ pub(super) struct State {
     /// Ad-hoc eyes by parameters, oldest first.
     adhoc: Vec<([u32; 9], EyeId)>,
     charges: HashMap<MapKey, MapCharges>,
-    scratch: ExposureScratch,
+    /// The batched queries' buffers, made on the first batched query.
+    scratch: Option<Box<ExposureScratch>>,
 }
 
 /// `penumbra.scene()`.
@@ -178,7 +179,7 @@ pub(super) fn register(lua: &Lua, module: &Table) -> mlua::Result<()> {
             eyes: Vec::new(),
             adhoc: Vec::new(),
             charges: HashMap::new(),
-            scratch: ExposureScratch::default(),
+            scratch: None,
         }))))
     })?;
     Ok(())
@@ -557,7 +558,7 @@ impl State {
             lighting, scratch, ..
         } = self;
         lighting
-            .exposures(points, normal, &mut out, scratch)
+            .exposures(points, normal, &mut out, scratch.get_or_insert_default())
             .map_err(|e| call.error(shadow_error(&e)))?;
         Ok(out)
     }
