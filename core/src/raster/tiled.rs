@@ -54,7 +54,7 @@ impl TileScratch {
     }
 
     /// The vertex `k` of the current instance, transformed by `make` unless cached.
-    #[inline]
+    #[inline(always)]
     fn vertex(&mut self, k: u32, make: impl FnOnce() -> setup::Vertex) -> setup::Vertex {
         let tag = (u64::from(self.epoch) << 32) | u64::from(k);
         let slot = &mut self.cache[k as usize & (CACHE_SLOTS - 1)];
@@ -188,12 +188,14 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
             scratch.next_instance();
             mesh.index().visit(&object[..n], |tri| {
                 stats.candidates += 1;
-                let idx: [u32; 3] = std::array::from_fn(|k| indices[3 * tri as usize + k]);
-                let v = idx.map(|k| {
-                    scratch.vertex(k, || {
-                        self.ctx.vertex(*m * positions[k as usize].extend(1.0))
-                    })
-                });
+                let base = 3 * tri as usize;
+                let mut v = [setup::Vertex::default(); 3];
+                for (k, v) in v.iter_mut().enumerate() {
+                    let i = indices[base + k];
+                    *v = scratch.vertex(i, || {
+                        self.ctx.vertex(*m * positions[i as usize].extend(1.0))
+                    });
+                }
                 self.ctx.triangle([&v[0], &v[1], &v[2]], cull, &mut tris);
             });
         };

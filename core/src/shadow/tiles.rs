@@ -30,7 +30,7 @@ use crate::raster::{
     TileScratch,
 };
 use crate::sample::Sampler;
-use crate::sample::batch::{CmpBatch, SpareKeys};
+use crate::sample::batch::{CmpBatch, KeyWriter, LevelBytes, SpareKeys};
 use crate::texture::{Dimension, Texture, TextureDesc};
 
 impl Placed for Occluder {
@@ -199,7 +199,79 @@ enum Plan {
     OverLayer(Vec<u32>, TileValues),
 }
 
+/// Raw views of a map's texels and key images, each slice's, for the tile workers: each writes
+/// the texels of its own tiles and the keys their regions own (see [`KeyWriter`]).
+struct LayoutTargets<'a> {
+    levels: Vec<(*mut u8, usize)>,
+    keys: Vec<Option<KeyWriter<'a>>>,
+}
+
+// SAFETY: made from a mutable borrow of the resident data; written only through `store`, whose
+// callers give each tile to one thread.
+unsafe impl Send for LayoutTargets<'_> {}
+unsafe impl Sync for LayoutTargets<'_> {}
+
+impl LayoutTargets<'_> {
+    /// Writes drawn tile `t` of `map` into the texels and the key image.
+    ///
+    /// # Safety
+    /// No other thread writes or reads tile `t` (its texels and the keys its region owns)
+    /// meanwhile.
+    unsafe fn store(&self, map: &Tiled, t: usize, values: &TileValues) {
+        crate::zone!("penumbra::shadow::tile layout");
+        let per = map.per_slice();
+        let slice = t / per;
+        let [x0, y0, x1, y1] = map.tile_rect(t % per);
+        let n = map.resolution as usize;
+        let bpt = map.format.bytes_per_texel();
+        let len = (x1 - x0 + 1) as usize;
+        let (level, level_len) = self.levels[slice];
+        for y in y0..=y1 {
+            let row = (y - y0) as usize * MAP_TILE as usize;
+            let at = (y as usize * n + x0 as usize) * bpt;
+            assert!(
+                at + len * bpt <= level_len,
+                "a row of the tile inside its slice"
+            );
+            // SAFETY: in bounds (checked); these bytes are tile `t`'s, written by this thread
+            // alone (the caller's contract).
+            let dest = unsafe { std::slice::from_raw_parts_mut(level.add(at), len * bpt) };
+            match values {
+                TileValues::F32(v) => write_le(dest, &v[row..row + len], f32::to_le_bytes),
+                TileValues::U16(v) => write_le(dest, &v[row..row + len], u16::to_le_bytes),
+            }
+        }
+        if let Some(Some(keys)) = self.keys.get(slice) {
+            // SAFETY: the level stays allocated (borrowed by `self`); the refresh reads only
+            // tile `t`'s texels and writes only the keys its region owns.
+            unsafe {
+                keys.refresh(
+                    LevelBytes::from_raw(level.cast_const(), level_len),
+                    [x0, y0, x1, y1],
+                );
+            }
+        }
+    }
+}
+
 impl Resident {
+    /// The raw views the tile workers write through.
+    fn targets(&mut self) -> LayoutTargets<'_> {
+        let slices = self.texture.desc().array_size;
+        let levels = (0..slices)
+            .map(|s| {
+                let level = self.texture.subresource_mut(0, s);
+                (level.as_mut_ptr(), level.len())
+            })
+            .collect();
+        let keys = self
+            .batches
+            .iter_mut()
+            .map(|b| b.as_mut().and_then(CmpBatch::key_writer))
+            .collect();
+        LayoutTargets { levels, keys }
+    }
+
     fn ready(&self, t: usize) -> bool {
         self.ready[t / 64] >> (t % 64) & 1 != 0
     }
@@ -559,30 +631,22 @@ impl Tiled {
             return true;
         }
         crate::zone!("penumbra::shadow::draw tiles");
-        let start = Instant::now();
         let plans: Vec<(usize, Plan)> = missing.iter().map(|&t| (t, w.plan(t))).collect();
         let layered = plans
             .iter()
             .filter(|(_, p)| matches!(p, Plan::OverLayer(..)))
             .count() as u64;
-        let mut drawn = self.draw(plans);
-        let drawn_at = Instant::now();
-        {
-            crate::zone!("penumbra::shadow::tile layout");
-            let w = &mut *w;
-            for (t, values, layer) in drawn.iter_mut() {
-                self.store(w, *t, values);
-                w.ready[*t / 64] |= 1 << (*t % 64);
-                w.touched.remove(t);
-                if let Some(layer) = layer.take() {
-                    w.layers.insert(*t, layer);
-                }
+        let w = &mut *w;
+        // The workers write their tiles straight into the texels and key images.
+        let (drawn, render, layout) = self.draw(plans, &w.targets());
+        for (t, layer) in &mut *drawn.lock().unwrap_or_else(|e| e.into_inner()) {
+            w.ready[*t / 64] |= 1 << (*t % 64);
+            w.touched.remove(t);
+            if let Some(layer) = layer.take() {
+                w.layers.insert(*t, layer);
             }
         }
-        let (render, layout) = (
-            (drawn_at - start).as_nanos() as u64,
-            drawn_at.elapsed().as_nanos() as u64,
-        );
+        let drawn = drawn.into_inner().unwrap_or_else(|e| e.into_inner());
         for c in [&*self.counters, &self.own] {
             c.rendered.fetch_add(drawn.len() as u64, Ordering::Relaxed);
             c.layered.fetch_add(layered, Ordering::Relaxed);
@@ -600,9 +664,16 @@ impl Tiled {
         complete
     }
 
-    /// Rasterizes tiles (global indices, each with its plan) into fresh buffers, side by side
-    /// on the map's threads; with each, the layer it made for later redraws.
-    fn draw(&self, plans: Vec<(usize, Plan)>) -> Vec<(usize, TileValues, Option<Layer>)> {
+    /// Rasterizes tiles (global indices, each with its plan), side by side on the map's
+    /// threads, each written into `targets` by the thread that drew it; returns the tiles drawn
+    /// with the layers they made for later redraws, and the time spent drawing and writing
+    /// them (ns, summed over threads).
+    #[allow(clippy::type_complexity)]
+    fn draw(
+        &self,
+        plans: Vec<(usize, Plan)>,
+        targets: &LayoutTargets<'_>,
+    ) -> (Mutex<Vec<(usize, Option<Layer>)>>, u64, u64) {
         let n = self.resolution;
         let drawers: Vec<TileDrawer<'_, Occluder>> = self
             .view_proj
@@ -621,6 +692,7 @@ impl Tiled {
             .collect();
         let per = self.per_slice();
         let out = Mutex::new(Vec::with_capacity(plans.len()));
+        let (render, layout) = (AtomicU64::new(0), AtomicU64::new(0));
         // Helper threads start per call: worth it only for a good number of tiles.
         let threads = if plans.len() >= 8 { self.threads } else { 1 };
         crate::raster::run_parallel(plans.into_iter(), threads, |(t, plan)| {
@@ -628,6 +700,7 @@ impl Tiled {
             if crate::deadline::expired() {
                 return 0;
             }
+            let start = Instant::now();
             let [x0, y0, x1, y1] = self.tile_rect(t % per);
             let area = Area {
                 origin: [x0 as i32, y0 as i32],
@@ -658,12 +731,18 @@ impl Tiled {
                     (values, None)
                 }
             };
+            let drawn = Instant::now();
+            // SAFETY: each tile is drawn once per call, so no other thread writes its texels
+            // or the keys its region owns.
+            unsafe { targets.store(self, t, &values) };
+            render.fetch_add((drawn - start).as_nanos() as u64, Ordering::Relaxed);
+            layout.fetch_add(drawn.elapsed().as_nanos() as u64, Ordering::Relaxed);
             out.lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .push((t, values, layer));
+                .push((t, layer));
             0
         });
-        out.into_inner().unwrap_or_else(|e| e.into_inner())
+        (out, render.into_inner(), layout.into_inner())
     }
 
     /// The inclusive texel rectangle of tile `local` of a slice: x0, y0, x1, y1.
@@ -677,30 +756,6 @@ impl Tiled {
             (x0 + MAP_TILE).min(n) - 1,
             (y0 + MAP_TILE).min(n) - 1,
         ]
-    }
-
-    /// Writes one drawn tile into the texels and the key image.
-    fn store(&self, r: &mut Resident, t: usize, values: &TileValues) {
-        let per = self.per_slice();
-        let slice = t / per;
-        let [x0, y0, x1, y1] = self.tile_rect(t % per);
-        let n = self.resolution as usize;
-        let bpt = self.format.bytes_per_texel();
-        let len = (x1 - x0 + 1) as usize;
-        let level = r.texture.subresource_mut(0, slice as u32);
-        for y in y0..=y1 {
-            let row = (y - y0) as usize * MAP_TILE as usize;
-            let at = (y as usize * n + x0 as usize) * bpt;
-            let dest = &mut level[at..at + len * bpt];
-            match values {
-                TileValues::F32(v) => write_le(dest, &v[row..row + len], f32::to_le_bytes),
-                TileValues::U16(v) => write_le(dest, &v[row..row + len], u16::to_le_bytes),
-            }
-        }
-        let level = r.texture.subresource(0, slice as u32);
-        if let Some(Some(batch)) = r.batches.get_mut(slice) {
-            batch.refresh(level, [x0, y0, x1, y1]);
-        }
     }
 
     /// The texels and batches with every tile of `needs` drawn (one read lock when they are).

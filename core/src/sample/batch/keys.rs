@@ -100,6 +100,18 @@ pub(super) struct KeyMap {
     pub(super) add: i32,
 }
 
+/// `bytes` as little-endian 32-bit words when texels are 4 bytes, the bytes are aligned for
+/// it and the CPU is little-endian (always so for a texture's rows on the CPUs penumbra runs
+/// on); `None` otherwise, for the byte-by-byte path.
+fn words_of(bytes: &[u8], bpt: usize) -> Option<&[u32]> {
+    if bpt != 4 || cfg!(target_endian = "big") {
+        return None;
+    }
+    // SAFETY: every bit pattern is a valid u32; `align_to` hands out only the aligned middle.
+    let (pre, words, post) = unsafe { bytes.align_to::<u32>() };
+    (pre.is_empty() && post.is_empty()).then_some(words)
+}
+
 impl KeyMap {
     pub(super) fn new(format: Format, reverse: bool) -> Option<KeyMap> {
         let (kind, max) = match format.kind() {
@@ -152,10 +164,10 @@ impl KeyMap {
                         key
                     }
                 };
-                if bpt == 4 {
-                    // One 32-bit load a texel (a constant chunk size: the loop vectorizes).
-                    for (o, t) in out.iter_mut().zip(bytes.chunks_exact(4)) {
-                        *o = key(u32::from_le_bytes([t[0], t[1], t[2], t[3]]));
+                if let Some(words) = words_of(bytes, bpt) {
+                    // The texels as 32-bit words: one load each, and the loop vectorizes.
+                    for (o, &w) in out.iter_mut().zip(words) {
+                        *o = key(w);
                     }
                 } else {
                     for (o, t) in out.iter_mut().zip(bytes.chunks_exact(bpt)) {
