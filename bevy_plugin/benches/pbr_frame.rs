@@ -7,8 +7,9 @@
 //! cargo bench -p bevy_penumbra --features pbr --bench pbr_frame
 //! ```
 //!
-//! * `camera_moves/<probes>`: one `App::update` in which the camera moved 0.1 m, so Bevy's
-//!   cascades changed and all four maps are rendered again, then every probe is answered;
+//! * `camera_moves/<probes>`: one `App::update` in which the camera moved 0.1 m (back and forth
+//!   over 10 m), so Bevy's cascades changed and the tiles the probes read are drawn again in
+//!   the new maps, then every probe is answered;
 //! * `camera_still/<probes>`: one `App::update` with nothing moved: no map renders, every probe
 //!   is answered again (the game lights' shares are recomputed each frame).
 //!
@@ -39,10 +40,20 @@ use level::{CUBOIDS, GROUND, height};
 #[derive(Resource)]
 struct MoveCamera(bool);
 
-fn fly(moving: Res<MoveCamera>, mut camera: Query<&mut Transform, With<Camera3d>>) {
+/// Moves the camera 0.1 m sideways a frame, back and forth over 10 m (x from −5 to 5 m and
+/// back), so every frame's cascades change while the probes stay in view: a camera that only
+/// went one way would leave the probes behind after a few thousand iterations and the frames
+/// criterion times would stop asking for tiles.
+fn fly(
+    moving: Res<MoveCamera>,
+    mut frame: Local<u32>,
+    mut camera: Query<&mut Transform, With<Camera3d>>,
+) {
     if moving.0 {
+        *frame = (*frame + 1) % 200;
+        let x = (*frame as f32 - 100.0).abs() * 0.1 - 5.0;
         for mut t in &mut camera {
-            t.translation.x += 0.1;
+            t.translation.x = x;
         }
     }
 }
