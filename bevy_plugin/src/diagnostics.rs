@@ -75,8 +75,12 @@ pub struct PenumbraDiagnostics {
     /// Time spent rasterizing tiles this frame, summed over threads (it happens inside the
     /// query systems, which need the tiles).
     pub tile_render: Duration,
-    /// Time spent writing drawn tiles into the maps' texels and batch layouts (key images).
+    /// Time spent writing drawn tiles into the maps' texels and batch layouts (key images),
+    /// summed over threads.
     pub tile_layout: Duration,
+    /// Wall-clock time the query systems waited for tiles this frame (drawing and layout,
+    /// however many threads shared them): what [`query_time`](Self::query_time) leaves out.
+    pub tile_wall: Duration,
     /// Map tiles drawn since the app started.
     pub total_tiles_rendered: u64,
     /// Shadow maps rendered since the app started.
@@ -107,12 +111,14 @@ impl PenumbraDiagnostics {
     }
 
     /// Time of the [`PenumbraSystems::Query`] systems (exposure and line of sight) less the
-    /// tile drawing and layout they caused, which [`rasterize_time`](Self::rasterize_time)
-    /// and [`layout_time`](Self::layout_time) report.
+    /// wall-clock time they waited for tiles ([`tile_wall`](Self::tile_wall)), whose
+    /// drawing and layout [`rasterize_time`](Self::rasterize_time) and
+    /// [`layout_time`](Self::layout_time) report (as CPU time summed over threads, which can
+    /// exceed the wall-clock time when several threads drew).
     #[must_use]
     pub fn query_time(&self) -> Duration {
         (self.update_exposure + self.update_line_of_sight + self.update_pbr_exposure)
-            .saturating_sub(self.tile_render + self.tile_layout)
+            .saturating_sub(self.tile_wall)
     }
 }
 
@@ -210,12 +216,14 @@ pub fn publish_diagnostics(
         now.tiles_invalidated += g.tiles_invalidated;
         now.render += g.render;
         now.layout += g.layout;
+        now.wall += g.wall;
     }
     let count = |a: u64, b: u64| u32::try_from(a.saturating_sub(b)).unwrap_or(u32::MAX);
     diagnostics.tiles_rendered = count(now.tiles_rendered, last.tiles_rendered);
     diagnostics.tiles_invalidated = count(now.tiles_invalidated, last.tiles_invalidated);
     diagnostics.tile_render = now.render.saturating_sub(last.render);
     diagnostics.tile_layout = now.layout.saturating_sub(last.layout);
+    diagnostics.tile_wall = now.wall.saturating_sub(last.wall);
     diagnostics.total_tiles_rendered += u64::from(diagnostics.tiles_rendered);
     *last = now;
     let d = &*diagnostics;

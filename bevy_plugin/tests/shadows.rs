@@ -9,6 +9,7 @@ use bevy_penumbra::sight::LineOfSightPlugin;
 use bevy_transform::prelude::*;
 use glam::Vec3;
 use penumbra_core::shadow::ShadowError;
+use std::time::Duration;
 use support::*;
 
 #[test]
@@ -57,6 +58,14 @@ fn moving_the_box_updates_the_answer_the_same_frame() {
         (1..=d.tiles_invalidated).contains(&d.tiles_rendered),
         "{d:?}"
     );
+    // The query systems waited for those tiles: that wait is theirs to leave out of
+    // query_time, and no more than the systems took.
+    let systems = d.update_exposure + d.update_line_of_sight + d.update_pbr_exposure;
+    assert!(
+        d.tile_wall > Duration::ZERO && d.tile_wall <= systems,
+        "{d:?}"
+    );
+    assert_eq!(d.query_time(), systems - d.tile_wall);
 }
 
 #[test]

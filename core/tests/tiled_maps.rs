@@ -224,6 +224,10 @@ fn a_static_scene_draws_no_tile_twice_and_a_move_redraws_only_near_it() {
     assert!(drawn < all / 2, "{drawn} of {all} tiles for 200 points");
     let first = lighting.tile_stats();
     assert_eq!(first.tiles_rendered, drawn as u64);
+    assert!(
+        first.wall > std::time::Duration::ZERO,
+        "tiles were drawn, so their wall time counts: {first:?}"
+    );
     for _ in 0..3 {
         lighting
             .map(sun)
@@ -234,6 +238,11 @@ fn a_static_scene_draws_no_tile_twice_and_a_move_redraws_only_near_it() {
         }
     }
     assert_eq!(lighting.tile_stats().tiles_rendered, first.tiles_rendered);
+    assert_eq!(
+        lighting.tile_stats().wall,
+        first.wall,
+        "no tile pass, no tile time"
+    );
     // One crate moves a little: a few tiles are forgotten, and only those are drawn again.
     let moved = Occluder::mesh(
         Arc::clone(&cube),

@@ -91,6 +91,7 @@ pub(crate) struct TileCounters {
     pub(crate) invalidated: AtomicU64,
     pub(crate) render_ns: AtomicU64,
     pub(crate) layout_ns: AtomicU64,
+    pub(crate) wall_ns: AtomicU64,
 }
 
 /// The texels and key images of dropped tiled maps, kept a little while for the next map of
@@ -144,8 +145,12 @@ pub struct TileStats {
     pub tiles_invalidated: u64,
     /// Time spent rasterizing tiles (all threads).
     pub render: std::time::Duration,
-    /// Time spent writing drawn tiles into the maps' texels and key images.
+    /// Time spent writing drawn tiles into the maps' texels and key images (all threads).
     pub layout: std::time::Duration,
+    /// Wall-clock time of the tile passes (drawing and layout, however many threads shared
+    /// them), as the threads that asked for the tiles waited for them: the part of a query's
+    /// own time that went to tiles.
+    pub wall: std::time::Duration,
 }
 
 impl TileCounters {
@@ -156,6 +161,7 @@ impl TileCounters {
             tiles_invalidated: self.invalidated.load(Ordering::Relaxed),
             render: std::time::Duration::from_nanos(self.render_ns.load(Ordering::Relaxed)),
             layout: std::time::Duration::from_nanos(self.layout_ns.load(Ordering::Relaxed)),
+            wall: std::time::Duration::from_nanos(self.wall_ns.load(Ordering::Relaxed)),
         }
     }
 }
@@ -631,6 +637,7 @@ impl Tiled {
             return true;
         }
         crate::zone!("penumbra::shadow::draw tiles");
+        let started = std::time::Instant::now();
         let plans: Vec<(usize, Plan)> = missing.iter().map(|&t| (t, w.plan(t))).collect();
         let layered = plans
             .iter()
@@ -647,7 +654,9 @@ impl Tiled {
             }
         }
         let drawn = drawn.into_inner().unwrap_or_else(|e| e.into_inner());
+        let wall = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
         for c in [&*self.counters, &self.own] {
+            c.wall_ns.fetch_add(wall, Ordering::Relaxed);
             c.rendered.fetch_add(drawn.len() as u64, Ordering::Relaxed);
             c.layered.fetch_add(layered, Ordering::Relaxed);
             c.render_ns.fetch_add(render, Ordering::Relaxed);
