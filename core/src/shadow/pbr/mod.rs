@@ -39,6 +39,10 @@ use super::map::ShadowMap;
 use crate::desc::AddressMode;
 use crate::raster::{CullMode, DepthBias};
 
+mod filters;
+
+use filters::*;
+
 /// The shadow filter of a Bevy camera (`ShadowFilteringMethod`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum PbrFilter {
@@ -382,37 +386,6 @@ impl PbrSpot {
         light
     }
 
-    /// `fetch_spot_shadow`: the shadow factor at `point` with unit `normal` (1 at a non-finite
-    /// point; a non-finite normal gives no normal bias).
-    #[must_use]
-    pub fn shadow_factor(
-        &self,
-        map: &ShadowMap,
-        point: Vec3,
-        normal: Vec3,
-        filter: PbrFilter,
-    ) -> f32 {
-        self.factor(&mut Now, map, point, normal, filter)
-    }
-
-    /// [`PbrSpot::shadow_factor`] of many receivers (their `view_z` unused), into `out`: the
-    /// same bits, with every comparison through the map's batched path in one go.
-    ///
-    /// # Panics
-    /// If `out` is shorter than `receivers`.
-    pub fn shadow_factors(
-        &self,
-        map: &ShadowMap,
-        receivers: &[PbrReceiver],
-        filter: PbrFilter,
-        out: &mut [f32],
-    ) {
-        crate::zone!("penumbra::PbrSpot::shadow_factors");
-        batched(map, receivers, &mut out[..receivers.len()], |l, r| {
-            self.factor(l, map, r.point, r.normal, filter)
-        });
-    }
-
     fn factor(
         &self,
         lookups: &mut dyn Lookups,
@@ -515,38 +488,6 @@ impl PbrPoint {
         light
     }
 
-    /// `fetch_point_shadow`: the shadow factor at `point` with unit `normal` (1 at a non-finite
-    /// point; a non-finite normal gives no normal bias). Lit is 1.000112 with `Gaussian`: the
-    /// weights bevy_pbr uses sum to that.
-    #[must_use]
-    pub fn shadow_factor(
-        &self,
-        map: &ShadowMap,
-        point: Vec3,
-        normal: Vec3,
-        filter: PbrFilter,
-    ) -> f32 {
-        self.factor(&mut Now, map, point, normal, filter)
-    }
-
-    /// [`PbrPoint::shadow_factor`] of many receivers (their `view_z` unused), into `out`: the
-    /// same bits, with every comparison through the map's batched path in one go.
-    ///
-    /// # Panics
-    /// If `out` is shorter than `receivers`.
-    pub fn shadow_factors(
-        &self,
-        map: &ShadowMap,
-        receivers: &[PbrReceiver],
-        filter: PbrFilter,
-        out: &mut [f32],
-    ) {
-        crate::zone!("penumbra::PbrPoint::shadow_factors");
-        batched(map, receivers, &mut out[..receivers.len()], |l, r| {
-            self.factor(l, map, r.point, r.normal, filter)
-        });
-    }
-
     fn factor(
         &self,
         lookups: &mut dyn Lookups,
@@ -607,6 +548,57 @@ pub fn spot_attenuation(axis: Vec3, position: Vec3, inner: f32, outer: f32, poin
     a * a
 }
 
+/// The two public entry points of a spot or a point light over its own `factor`: one receiver
+/// at a time (`shadow_factor`), or many through the map's batched path (`shadow_factors`, the
+/// same bits).
+macro_rules! factor_entry_points {
+    ($ty:ident, $zone:literal, $doc:literal) => {
+        impl $ty {
+            #[doc = $doc]
+            #[must_use]
+            pub fn shadow_factor(
+                &self,
+                map: &ShadowMap,
+                point: Vec3,
+                normal: Vec3,
+                filter: PbrFilter,
+            ) -> f32 {
+                self.factor(&mut Now, map, point, normal, filter)
+            }
+
+            #[doc = concat!("[`", stringify!($ty), "::shadow_factor`] of many receivers (their ",
+                "`view_z` unused), into `out`: the same bits, with every comparison through the ",
+                "map's batched path in one go.\n\n# Panics\nIf `out` is shorter than `receivers`.")]
+            pub fn shadow_factors(
+                &self,
+                map: &ShadowMap,
+                receivers: &[PbrReceiver],
+                filter: PbrFilter,
+                out: &mut [f32],
+            ) {
+                crate::zone!($zone);
+                batched(map, receivers, &mut out[..receivers.len()], |l, r| {
+                    self.factor(l, map, r.point, r.normal, filter)
+                });
+            }
+        }
+    };
+}
+
+factor_entry_points!(
+    PbrSpot,
+    "penumbra::PbrSpot::shadow_factors",
+    "`fetch_spot_shadow`: the shadow factor at `point` with unit `normal` (1 at a non-finite \
+     point; a non-finite normal gives no normal bias)."
+);
+factor_entry_points!(
+    PbrPoint,
+    "penumbra::PbrPoint::shadow_factors",
+    "`fetch_point_shadow`: the shadow factor at `point` with unit `normal` (1 at a non-finite \
+     point; a non-finite normal gives no normal bias). Lit is 1.000112 with `Gaussian`: the \
+     weights bevy_pbr uses sum to that."
+);
+
 /// The receiver's normal, or `None` for a non-finite point (unshadowed, as every penumbra
 /// query answers); a non-finite normal gives no normal bias.
 fn receiver(point: Vec3, normal: Vec3) -> Option<Vec3> {
@@ -617,315 +609,6 @@ fn receiver(point: Vec3, normal: Vec3) -> Option<Vec3> {
             Vec3::ZERO
         }
     })
-}
-
-/// Where a shadow factor's comparisons come from: the map, now ([`Now`]), or — for many
-/// receivers at once — a first pass that records every tap ([`Record`]), one batched lookup of
-/// them all, and a second pass that reads the results back in the same order ([`Replay`]).
-/// The factor's arithmetic never depends on a comparison's result for its control flow, so
-/// both passes make the same taps, and the batched answers are the bits of one comparison
-/// each: the factors are those of one receiver at a time.
-trait Lookups {
-    /// Comparisons of `taps` (2D: u, v, slice; cube: a direction) with `depth`, into `out`.
-    fn compare_many(&mut self, map: &ShadowMap, taps: &[Vec3], depth: f32, out: &mut [f32]);
-
-    /// One comparison.
-    fn compare(&mut self, map: &ShadowMap, tap: Vec3, depth: f32) -> f32 {
-        let mut r = [0.0];
-        self.compare_many(map, &[tap], depth, &mut r);
-        r[0]
-    }
-}
-
-/// Comparisons made on the map as they come.
-struct Now;
-
-impl Lookups for Now {
-    fn compare_many(&mut self, map: &ShadowMap, taps: &[Vec3], depth: f32, out: &mut [f32]) {
-        map.compare_many(taps, depth, out);
-    }
-
-    fn compare(&mut self, map: &ShadowMap, tap: Vec3, depth: f32) -> f32 {
-        map.compare(tap, depth)
-    }
-}
-
-/// The taps of a first pass (each answered 0 for now).
-#[derive(Default)]
-struct Record {
-    taps: Vec<Vec3>,
-    depths: Vec<f32>,
-}
-
-impl Lookups for Record {
-    fn compare_many(&mut self, _: &ShadowMap, taps: &[Vec3], depth: f32, out: &mut [f32]) {
-        self.taps.extend_from_slice(taps);
-        self.depths.extend(taps.iter().map(|_| depth));
-        out[..taps.len()].fill(0.0);
-    }
-}
-
-/// The batched answers of the recorded taps, read back in order.
-struct Replay<'a> {
-    results: &'a [f32],
-    next: usize,
-}
-
-impl Lookups for Replay<'_> {
-    fn compare_many(&mut self, _: &ShadowMap, taps: &[Vec3], _: f32, out: &mut [f32]) {
-        let n = taps.len();
-        out[..n].copy_from_slice(&self.results[self.next..self.next + n]);
-        self.next += n;
-    }
-}
-
-/// Receivers from which [`batched`] works on the threads of a map drawn tile by tile.
-const PARALLEL_RECEIVERS: usize = 1024;
-
-/// Shadow factors of many receivers into `out`, by `factor(lookups, receiver)` run twice
-/// around one batched lookup of every tap (see [`Lookups`]). Many receivers on a map drawn tile
-/// by tile are split between the map's threads: each records its part, the map draws every tile
-/// they read at once, then each looks its part up and finishes it.
-fn batched<R: Sync>(
-    map: &ShadowMap,
-    receivers: &[R],
-    out: &mut [f32],
-    factor: impl Fn(&mut dyn Lookups, &R) -> f32 + Sync,
-) {
-    let threads = map.tiled().map_or(1, |t| t.threads());
-    let record = |part: &[R]| {
-        let mut record = Record::default();
-        for r in part {
-            factor(&mut record, r);
-        }
-        record
-    };
-    // `drawn`: the tiles the taps read are drawn already.
-    let finish = |part: &[R], record: &Record, out: &mut [f32], drawn: bool| {
-        let mut results = vec![0.0; record.taps.len()];
-        if drawn {
-            map.compare_batch_drawn(&record.taps, &record.depths, &mut results);
-        } else {
-            map.compare_batch(&record.taps, &record.depths, &mut results);
-        }
-        let mut replay = Replay {
-            results: &results,
-            next: 0,
-        };
-        for (r, o) in part.iter().zip(out.iter_mut()) {
-            *o = factor(&mut replay, r);
-        }
-    };
-    if threads <= 1 || receivers.len() < PARALLEL_RECEIVERS {
-        finish(receivers, &record(receivers), out, false);
-        return;
-    }
-    let per = receivers.len().div_ceil(threads * 4);
-    let parts: Vec<&[R]> = receivers.chunks(per).collect();
-    let records = std::sync::Mutex::new(Vec::with_capacity(parts.len()));
-    crate::raster::run_parallel(parts.iter().enumerate(), threads, |(k, part)| {
-        let r = record(part);
-        records
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push((k, r));
-        0
-    });
-    let mut records = records.into_inner().unwrap_or_else(|e| e.into_inner());
-    records.sort_unstable_by_key(|(k, _)| *k);
-    let all: Vec<Vec3> = records
-        .iter()
-        .flat_map(|(_, r)| r.taps.iter().copied())
-        .collect();
-    map.draw_tiles_for(&all);
-    let jobs = parts
-        .into_iter()
-        .zip(out.chunks_mut(per))
-        .zip(records.iter().map(|(_, r)| r));
-    crate::raster::run_parallel(jobs, threads, |((part, out), record)| {
-        finish(part, record, out, true);
-        0
-    });
-}
-
-/// WGSL's `mix`.
-fn mix(a: f32, b: f32, t: f32) -> f32 {
-    a * (1.0 - t) + b * t
-}
-
-/// `fract` as WGSL defines it (`x − floor(x)`).
-fn fract(x: f32) -> f32 {
-    x - x.floor()
-}
-
-/// `interleaved_gradient_noise` of `bevy_pbr::utils` (its literals as written).
-#[allow(clippy::excessive_precision)]
-fn interleaved_gradient_noise(pixel: Vec2, frame: u32) -> f32 {
-    let xy = pixel + 5.588_238 * (frame % 64) as f32;
-    fract(52.982_918_9 * fract(0.067_110_56 * xy.x + 0.005_837_15 * xy.y))
-}
-
-/// The rotation angles a temporal filter uses: the pixel's, or the evenly spaced set whose
-/// mean stands for it.
-fn temporal_angles(pixel: Option<TemporalPixel>) -> impl Iterator<Item = f32> {
-    let (first, count) = match pixel {
-        Some(p) => (
-            Some(2.0 * PI * interleaved_gradient_noise(p.frag_coord, p.frame)),
-            1,
-        ),
-        None => (None, TEMPORAL_MEAN_ROTATIONS),
-    };
-    (0..count).map(move |k| first.unwrap_or(2.0 * PI * k as f32 / TEMPORAL_MEAN_ROTATIONS as f32))
-}
-
-/// `random_rotation_matrix` applied to a spiral offset: (m.y, −m.x; m.x, m.y) with m = (sin,
-/// cos), WGSL's column-major `mat2x2` times the vector.
-fn rotate(angle: f32, v: [f32; 2]) -> Vec2 {
-    let (s, c) = angle.sin_cos();
-    Vec2::new(c * v[0] + s * v[1], -s * v[0] + c * v[1])
-}
-
-/// One bilinear comparison of slice `slice` at `uv` (`sample_shadow_map_hardware`).
-fn hardware_2d(
-    lookups: &mut dyn Lookups,
-    map: &ShadowMap,
-    slice: usize,
-    uv: Vec2,
-    depth: f32,
-) -> f32 {
-    lookups.compare(map, Vec3::new(uv.x, uv.y, slice as f32), depth)
-}
-
-/// `sample_shadow_map` of a 2D map or cascade slice.
-fn sample_2d(
-    lookups: &mut dyn Lookups,
-    map: &ShadowMap,
-    slice: usize,
-    uv: Vec2,
-    depth: f32,
-    texel_size: f32,
-    filter: PbrFilter,
-) -> f32 {
-    match filter {
-        PbrFilter::Hardware2x2 => hardware_2d(lookups, map, slice, uv, depth),
-        PbrFilter::Gaussian => castano_thirteen(lookups, map, slice, uv, depth),
-        PbrFilter::Temporal(pixel) => {
-            let size = map.resolution() as f32;
-            // `calculate_uv_offset_scale_jimenez_fourteen` with blur size 1.
-            let f = 0.015
-                + (texel_size - 0.003_906_25) * (0.035 - 0.015) / (0.022_949_219 - 0.003_906_25);
-            let scale = f * 1.0 / (texel_size * size);
-            let mut total = 0.0;
-            let mut count = 0;
-            for angle in temporal_angles(pixel) {
-                let taps = SPIRAL.map(|s| {
-                    let t = uv + rotate(angle, s) * scale;
-                    Vec3::new(t.x, t.y, slice as f32)
-                });
-                let mut r = [0.0; 8];
-                lookups.compare_many(map, &taps, depth, &mut r);
-                let sum = r.iter().fold(0.0, |sum, &r| sum + r);
-                total += sum / 8.0;
-                count += 1;
-            }
-            total / count as f32
-        }
-    }
-}
-
-/// `sample_shadow_map_castano_thirteen`.
-fn castano_thirteen(
-    lookups: &mut dyn Lookups,
-    map: &ShadowMap,
-    slice: usize,
-    light_local: Vec2,
-    depth: f32,
-) -> f32 {
-    let size = map.resolution() as f32;
-    let inv = 1.0 / size;
-    let uv = light_local * size;
-    // A GPU's weights would be NaN where the texel coordinate is not finite; the single
-    // bilinear comparison there is the sampler's defined answer (R6) instead.
-    if !uv.is_finite() {
-        return hardware_2d(lookups, map, slice, light_local, depth);
-    }
-    let mut base = (uv + 0.5).floor();
-    let s = uv.x + 0.5 - base.x;
-    let t = uv.y + 0.5 - base.y;
-    base -= 0.5;
-    base *= inv;
-    let uw = [4.0 - 3.0 * s, 7.0, 1.0 + 3.0 * s];
-    let u = [
-        (3.0 - 2.0 * s) / uw[0] - 2.0,
-        (3.0 + s) / uw[1],
-        s / uw[2] + 2.0,
-    ];
-    let vw = [4.0 - 3.0 * t, 7.0, 1.0 + 3.0 * t];
-    let v = [
-        (3.0 - 2.0 * t) / vw[0] - 2.0,
-        (3.0 + t) / vw[1],
-        t / vw[2] + 2.0,
-    ];
-    let taps: [Vec3; 9] = std::array::from_fn(|k| {
-        let tap = base + Vec2::new(u[k % 3], v[k / 3]) * inv;
-        Vec3::new(tap.x, tap.y, slice as f32)
-    });
-    let mut r = [0.0; 9];
-    lookups.compare_many(map, &taps, depth, &mut r);
-    let mut sum = 0.0;
-    for j in 0..3 {
-        for i in 0..3 {
-            sum += uw[i] * vw[j] * r[3 * j + i];
-        }
-    }
-    sum * (1.0 / 144.0)
-}
-
-/// `sample_shadow_cubemap`.
-fn sample_cube(
-    lookups: &mut dyn Lookups,
-    map: &ShadowMap,
-    local: Vec3,
-    distance_to_light: f32,
-    depth: f32,
-    filter: PbrFilter,
-) -> f32 {
-    match filter {
-        PbrFilter::Hardware2x2 => lookups.compare(map, local, depth),
-        PbrFilter::Gaussian => {
-            let basis =
-                orthonormalize(local.normalize()) * (POINT_SHADOW_SCALE * distance_to_light);
-            let taps = D3D_SAMPLE_POINTS.map(|p| local + p[0] * basis.x_axis + p[1] * basis.y_axis);
-            let mut r = [0.0; 8];
-            lookups.compare_many(map, &taps, depth, &mut r);
-            let mut sum = 0.0;
-            for (r, w) in r.iter().zip(D3D_SAMPLE_WEIGHTS) {
-                sum += r * w;
-            }
-            sum
-        }
-        PbrFilter::Temporal(pixel) => {
-            let basis =
-                orthonormalize(local.normalize()) * (POINT_SHADOW_SCALE * distance_to_light);
-            let mut total = 0.0;
-            let mut count = 0;
-            for angle in temporal_angles(pixel) {
-                let taps = SPIRAL.map(|s| {
-                    let o = rotate(angle, s) * POINT_SHADOW_TEMPORAL_OFFSET_SCALE;
-                    local + o.x * basis.x_axis + o.y * basis.y_axis
-                });
-                let mut r = [0.0; 8];
-                lookups.compare_many(map, &taps, depth, &mut r);
-                let mut sum = 0.0;
-                for r in r {
-                    sum += r * 0.125;
-                }
-                total += sum;
-                count += 1;
-            }
-            total / count as f32
-        }
-    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,270 @@
+//! Lazy batches: a key image filled region by region as a tiled map draws its tiles (from
+//! several threads at once), and key images handed from a dropped batch to the next one.
+
+use super::keys::{Keys, Padding};
+use super::{CmpBatch, Plan};
+
+/// The key image of a lazy batch, written region by region ([`KeyWriter::refresh`]) — from
+/// several threads at once when their regions differ: the positions a region owns (its
+/// texels' and the pads that repeat or border them) are no other region's, and a region's keys
+/// are made from its own texels only.
+pub(crate) struct KeyWriter<'a> {
+    keys: KeyPtr,
+    pad: &'a Padding,
+}
+
+#[derive(Clone, Copy)]
+enum KeyPtr {
+    U16(*mut u16, usize),
+    I32(*mut i32, usize),
+}
+
+// SAFETY: a `KeyWriter` is made from a mutable borrow of its batch and writes only through
+// `refresh`, whose callers keep the regions of concurrent calls apart.
+unsafe impl Send for KeyWriter<'_> {}
+unsafe impl Sync for KeyWriter<'_> {}
+
+impl KeyPtr {
+    /// Writes the keys of padded texels `(first.., q)` (consecutive) into the two entry rows
+    /// padded row `q` belongs to: upper keys of entry row q, lower keys of entry row q − 1
+    /// (bounds-checked once for the run).
+    ///
+    /// # Safety
+    /// No other thread reads or writes those keys meanwhile.
+    #[inline(always)]
+    unsafe fn put_row(self, q: usize, first: usize, stride: usize, pairs: usize, run: &[i32]) {
+        let n = run.len();
+        if n == 0 {
+            return;
+        }
+        let upper = (q < pairs).then(|| 2 * (q * stride + first));
+        let lower = (q >= 1).then(|| 2 * ((q - 1) * stride + first) + 1);
+        let len = match self {
+            KeyPtr::U16(_, len) | KeyPtr::I32(_, len) => len,
+        };
+        for start in [upper, lower].into_iter().flatten() {
+            assert!(start + 2 * (n - 1) < len, "keys {start}.. of {len}");
+            // SAFETY: every index start + 2k (k < n) is in bounds (checked); exclusive by the
+            // caller's contract.
+            unsafe {
+                match self {
+                    KeyPtr::U16(p, _) => {
+                        let p = p.add(start);
+                        for (k, &key) in run.iter().enumerate() {
+                            p.add(2 * k).write(key as u16);
+                        }
+                    }
+                    KeyPtr::I32(p, _) => {
+                        let p = p.add(start);
+                        for (k, &key) in run.iter().enumerate() {
+                            p.add(2 * k).write(key);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Writes key `i` of the image (bounds-checked).
+    ///
+    /// # Safety
+    /// No other thread reads or writes key `i` meanwhile.
+    #[inline(always)]
+    unsafe fn put(self, i: usize, key: i32) {
+        match self {
+            KeyPtr::U16(p, len) => {
+                assert!(i < len, "key {i} of {len}");
+                // SAFETY: in bounds (checked); exclusive by the caller's contract.
+                unsafe { p.add(i).write(key as u16) }
+            }
+            KeyPtr::I32(p, len) => {
+                assert!(i < len, "key {i} of {len}");
+                // SAFETY: as above.
+                unsafe { p.add(i).write(key) }
+            }
+        }
+    }
+}
+
+/// A level's packed bytes, read a range at a time (only the texels of the region being
+/// refreshed: other threads may be writing the others).
+#[derive(Clone, Copy)]
+pub(crate) struct LevelBytes {
+    ptr: *const u8,
+    len: usize,
+}
+
+impl LevelBytes {
+    #[cfg(test)]
+    pub(crate) fn of(level: &[u8]) -> LevelBytes {
+        LevelBytes {
+            ptr: level.as_ptr(),
+            len: level.len(),
+        }
+    }
+
+    /// A level given by its first byte and length.
+    ///
+    /// # Safety
+    /// The `len` bytes from `ptr` stay allocated while this is used, and the ranges read are
+    /// written by no one meanwhile.
+    pub(crate) unsafe fn from_raw(ptr: *const u8, len: usize) -> LevelBytes {
+        LevelBytes { ptr, len }
+    }
+
+    /// Bytes `start..start + n` (bounds-checked).
+    fn range(&self, start: usize, n: usize) -> &[u8] {
+        assert!(
+            start <= self.len && n <= self.len - start,
+            "bytes {start}+{n} of {}",
+            self.len
+        );
+        // SAFETY: in bounds (checked); the maker of `self` keeps the range unwritten while
+        // it is read (`from_raw`), or it is a borrowed slice (`of`).
+        unsafe { std::slice::from_raw_parts(self.ptr.add(start), n) }
+    }
+}
+
+impl KeyWriter<'_> {
+    /// [`CmpBatch::refresh`] through the writer.
+    ///
+    /// # Safety
+    /// Concurrent calls on writers of the same batch refresh disjoint texel rectangles, and
+    /// nothing else reads or writes the batch's keys meanwhile.
+    pub(crate) unsafe fn refresh(&self, level: LevelBytes, [x0, y0, x1, y1]: [u32; 4]) {
+        let pad = self.pad;
+        let bpt = pad.format.bytes_per_texel();
+        let (w, h) = (pad.width, pad.height);
+        if x0 > x1 || y0 > y1 || x1 >= w || y1 >= h {
+            return;
+        }
+        let stride = pad.cols.len();
+        let pairs = pad.rows.len() - 1;
+        let keys = self.keys;
+        // Padded row q is the upper key of entry row q and the lower of entry row q − 1.
+        // SAFETY (every `put` below): the position belongs to this rectangle, so to this call.
+        let put = |q: usize, p: usize, key: i32| unsafe {
+            if q < pairs {
+                keys.put(2 * (q * stride + p), key);
+            }
+            if q >= 1 {
+                keys.put(2 * ((q - 1) * stride + p) + 1, key);
+            }
+        };
+        // Inside: padded (x + 2, y + 2) repeats texel (x, y) in every address mode; keys a run
+        // of texels at a time, straight from their bytes.
+        const RUN: u32 = 64;
+        let mut run_keys = [0i32; RUN as usize];
+        for y in y0..=y1 {
+            let q = y as usize + 2;
+            let mut x = x0;
+            while x <= x1 {
+                let len = (x1 - x + 1).min(RUN) as usize;
+                let start = (y as usize * w as usize + x as usize) * bpt;
+                let run = &mut run_keys[..len];
+                pad.keymap
+                    .keys_of_row(pad.format, level.range(start, len * bpt), run);
+                let first = x as usize + 2;
+                // SAFETY: these positions are this rectangle's (the caller's contract).
+                unsafe { keys.put_row(q, first, stride, pairs, run) };
+                x += len as u32;
+            }
+        }
+        // The two pads on each side: each repeats some texel (WRAP: one far away; CLAMP,
+        // MIRROR: the edge's) or is the border, which belongs to the nearest texel's region.
+        let (cols_n, rows_n) = (stride, pad.rows.len());
+        let in_x = |p: usize| (x0..=x1).contains(&Padding::owner(&pad.cols, w, p));
+        let in_y = |q: usize| (y0..=y1).contains(&Padding::owner(&pad.rows, h, q));
+        let key_at = |q: usize, p: usize| match (pad.rows[q], pad.cols[p]) {
+            (Some(y), Some(x)) => {
+                let at = (y as usize * w as usize + x as usize) * bpt;
+                pad.keymap
+                    .key(pad.format.raw_component(level.range(at, bpt), 0))
+            }
+            _ => pad.border,
+        };
+        let pad_cols: Vec<usize> = [0, 1, cols_n - 2, cols_n - 1]
+            .into_iter()
+            .filter(|&p| in_x(p))
+            .collect();
+        let pad_rows: Vec<usize> = [0, 1, rows_n - 2, rows_n - 1]
+            .into_iter()
+            .filter(|&q| in_y(q))
+            .collect();
+        // Pad columns of the rows the rectangle's texels own (inside rows and pad rows), and
+        // the inside columns of the pad rows.
+        let own_rows = (y0 as usize + 2..=y1 as usize + 2).chain(pad_rows.iter().copied());
+        for q in own_rows {
+            for &p in &pad_cols {
+                put(q, p, key_at(q, p));
+            }
+        }
+        for &q in &pad_rows {
+            for p in x0 as usize + 2..=x1 as usize + 2 {
+                put(q, p, key_at(q, p));
+            }
+        }
+    }
+}
+
+/// A key image taken from a dropped batch, for a lazy batch of the same shape.
+#[derive(Debug)]
+pub(crate) struct SpareKeys(Keys);
+
+impl CmpBatch {
+    /// The key image of a lazy batch (filled region by region), for reuse.
+    pub(crate) fn take_keys(self) -> Option<SpareKeys> {
+        match self.plan {
+            Plan::Kernel(plan) if plan.padding.is_some() => Some(SpareKeys(plan.keys)),
+            _ => None,
+        }
+    }
+
+    /// Puts `spare` in place of this lazy batch's untouched key image when it has the same size
+    /// and key type (its old contents stay: the caller refreshes every region it reads before
+    /// reading it); gives it back otherwise.
+    pub(crate) fn adopt_keys(&mut self, spare: SpareKeys) -> Option<SpareKeys> {
+        let Plan::Kernel(plan) = &mut self.plan else {
+            return Some(spare);
+        };
+        let fits = plan.padding.is_some()
+            && match (&plan.keys, &spare.0) {
+                (Keys::U16(a), Keys::U16(b)) => a.len() == b.len(),
+                (Keys::I32(a), Keys::I32(b)) => a.len() == b.len(),
+                _ => false,
+            };
+        if fits {
+            plan.keys = spare.0;
+            None
+        } else {
+            Some(spare)
+        }
+    }
+
+    /// Rewrites the keys that the level's texels `x0..=x1 × y0..=y1` own, from `level` (the
+    /// level's packed bytes, row-major): every padded position that repeats one of them, and
+    /// the border positions nearest to them. A lazy batch whose every region was refreshed
+    /// holds the key image an eager build makes. No effect on other batches.
+    #[cfg(test)]
+    pub(crate) fn refresh(&mut self, level: &[u8], rect: [u32; 4]) {
+        if let Some(keys) = self.key_writer() {
+            // SAFETY: the writer borrows this batch mutably: nothing else reads or writes its
+            // keys meanwhile; `level` is a whole slice.
+            unsafe { keys.refresh(LevelBytes::of(level), rect) };
+        }
+    }
+
+    /// A writer of this lazy batch's key image, for [`KeyWriter::refresh`] from several threads
+    /// at once (each its own regions); `None` for a batch that is not filled region by region.
+    pub(crate) fn key_writer(&mut self) -> Option<KeyWriter<'_>> {
+        let Plan::Kernel(plan) = &mut self.plan else {
+            return None;
+        };
+        let pad = plan.padding.as_deref()?;
+        let keys = match &mut plan.keys {
+            Keys::U16(v) => KeyPtr::U16(v.as_mut_ptr(), v.len()),
+            Keys::I32(v) => KeyPtr::I32(v.as_mut_ptr(), v.len()),
+        };
+        Some(KeyWriter { keys, pad })
+    }
+}

@@ -1,0 +1,295 @@
+//! The state behind a tiled map: which tiles are drawn, the layers kept under moving
+//! occluders, how a missing tile is drawn, where its texels and keys go, the work counters and
+//! the spare buffers of dropped maps.
+
+use super::*;
+/// Counts of tile work, and the buffers of dropped maps, shared by every tiled map of a
+/// lighting.
+#[derive(Debug, Default)]
+pub(crate) struct TileCounters {
+    /// Made when a first map is dropped (a lighting costs little until it has maps: scripts
+    /// may hold many).
+    pub(super) spares: OnceLock<Box<Spares>>,
+    pub(crate) rendered: AtomicU64,
+    pub(crate) layered: AtomicU64,
+    pub(crate) invalidated: AtomicU64,
+    pub(crate) render_ns: AtomicU64,
+    pub(crate) layout_ns: AtomicU64,
+    pub(crate) wall_ns: AtomicU64,
+}
+
+/// The texels and key images of dropped tiled maps, kept a little while for the next map of
+/// the same shape: a light whose matrices change every frame (a cascade that follows the
+/// camera) would otherwise have the system hand out, and zero, fresh memory for every tile it
+/// draws. A recycled buffer keeps its old contents, which no query reads: a map reads only the
+/// tiles it has drawn.
+#[derive(Debug, Default)]
+pub(crate) struct Spares(Mutex<VecDeque<Spare>>);
+
+#[derive(Debug)]
+pub(super) struct Spare {
+    pub(super) desc: TextureDesc,
+    pub(super) texels: Vec<u8>,
+    pub(super) keys: Vec<SpareKeys>,
+    pub(super) since: Instant,
+}
+
+/// Most spares kept, and how long one is kept unused.
+pub(super) const MOST_SPARES: usize = 4;
+pub(super) const SPARE_FOR: std::time::Duration = std::time::Duration::from_secs(2);
+
+impl Spares {
+    pub(super) fn give(&self, spare: Spare) {
+        let mut list = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        list.retain(|s| s.since.elapsed() < SPARE_FOR);
+        list.push_back(spare);
+        while list.len() > MOST_SPARES {
+            list.pop_front();
+        }
+    }
+
+    pub(super) fn take(&self, desc: &TextureDesc) -> Option<Spare> {
+        let mut list = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        list.retain(|s| s.since.elapsed() < SPARE_FOR);
+        let i = list.iter().rposition(|s| s.desc == *desc)?;
+        list.remove(i)
+    }
+}
+
+/// Tile work of a [`Lighting`](super::Lighting) since it was made (see
+/// [`Lighting::tile_stats`](super::Lighting::tile_stats)); subtract two readings for a frame's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TileStats {
+    /// Tiles drawn (a tile drawn again after an invalidation counts again).
+    pub tiles_rendered: u64,
+    /// Of those, tiles drawn again over a kept layer: a tile that occluders keep moving over
+    /// keeps what every other occluder drew there, and only the moving ones are drawn again.
+    pub tiles_layered: u64,
+    /// Drawn tiles forgotten because an occluder change covered them.
+    pub tiles_invalidated: u64,
+    /// Time spent rasterizing tiles (all threads).
+    pub render: std::time::Duration,
+    /// Time spent writing drawn tiles into the maps' texels and key images (all threads).
+    pub layout: std::time::Duration,
+    /// Wall-clock time of the tile passes (drawing and layout, however many threads shared
+    /// them), as the threads that asked for the tiles waited for them: the part of a query's
+    /// own time that went to tiles.
+    pub wall: std::time::Duration,
+}
+
+impl TileCounters {
+    pub(crate) fn stats(&self) -> TileStats {
+        TileStats {
+            tiles_rendered: self.rendered.load(Ordering::Relaxed),
+            tiles_layered: self.layered.load(Ordering::Relaxed),
+            tiles_invalidated: self.invalidated.load(Ordering::Relaxed),
+            render: std::time::Duration::from_nanos(self.render_ns.load(Ordering::Relaxed)),
+            layout: std::time::Duration::from_nanos(self.layout_ns.load(Ordering::Relaxed)),
+            wall: std::time::Duration::from_nanos(self.wall_ns.load(Ordering::Relaxed)),
+        }
+    }
+}
+
+/// What a tiled map's queries read, behind its lock.
+#[derive(Debug)]
+pub(crate) struct Resident {
+    /// Every slice's texels (zero where no tile is drawn yet).
+    pub(crate) texture: Texture,
+    /// The batched path of each slice (each face of a cube), its key image filled tile by tile.
+    pub(crate) batches: Vec<Option<CmpBatch>>,
+    /// Drawn tiles, a bit per tile, slice after slice.
+    pub(super) ready: Vec<u64>,
+    /// Tiles that moving occluders crossed: what every other occluder drew there (see
+    /// [`Layer`]), by tile.
+    pub(super) layers: HashMap<usize, Layer>,
+    /// The occluders (positions in the scene index) changed over each tile since it was
+    /// drawn, by tile.
+    pub(super) touched: HashMap<usize, Vec<u32>>,
+}
+
+/// A tile's drawing without its moving occluders: the tile drawn from every occluder but
+/// `moving`. Redrawing the tile after one of those moved draws only them over a copy of `base`
+/// — with the depth test that is the bits of drawing the whole tile again.
+#[derive(Debug)]
+pub(super) struct Layer {
+    pub(super) moving: Vec<u32>,
+    pub(super) base: TileValues,
+}
+
+/// Most moving occluders a tile keeps a [`Layer`] for; a tile crossed by more is drawn whole.
+pub(super) const MOST_MOVING: usize = 4;
+
+/// How one missing tile is drawn.
+pub(super) enum Plan {
+    /// From every occluder.
+    Whole,
+    /// From every occluder but `moving`, kept as the tile's new layer, then those over it.
+    NewLayer(Vec<u32>),
+    /// Only the layer's moving occluders, over a copy of its base.
+    OverLayer(Vec<u32>, TileValues),
+}
+
+/// Raw views of a map's texels and key images, each slice's, for the tile workers: each writes
+/// the texels of its own tiles and the keys their regions own (see [`KeyWriter`]).
+pub(super) struct LayoutTargets<'a> {
+    pub(super) levels: Vec<(*mut u8, usize)>,
+    pub(super) keys: Vec<Option<KeyWriter<'a>>>,
+}
+
+// SAFETY: made from a mutable borrow of the resident data; written only through `store`, whose
+// callers give each tile to one thread.
+unsafe impl Send for LayoutTargets<'_> {}
+unsafe impl Sync for LayoutTargets<'_> {}
+
+impl LayoutTargets<'_> {
+    /// Writes drawn tile `t` of `map` into the texels and the key image.
+    ///
+    /// # Safety
+    /// No other thread writes or reads tile `t` (its texels and the keys its region owns)
+    /// meanwhile.
+    pub(super) unsafe fn store(&self, map: &Tiled, t: usize, values: &TileValues) {
+        crate::zone!("penumbra::shadow::tile layout");
+        let per = map.per_slice();
+        let slice = t / per;
+        let [x0, y0, x1, y1] = map.tile_rect(t % per);
+        let n = map.resolution as usize;
+        let bpt = map.format.bytes_per_texel();
+        let len = (x1 - x0 + 1) as usize;
+        let (level, level_len) = self.levels[slice];
+        for y in y0..=y1 {
+            let row = (y - y0) as usize * MAP_TILE as usize;
+            let at = (y as usize * n + x0 as usize) * bpt;
+            assert!(
+                at + len * bpt <= level_len,
+                "a row of the tile inside its slice"
+            );
+            // SAFETY: in bounds (checked); these bytes are tile `t`'s, written by this thread
+            // alone (the caller's contract).
+            let dest = unsafe { std::slice::from_raw_parts_mut(level.add(at), len * bpt) };
+            match values {
+                TileValues::F32(v) => write_le(dest, &v[row..row + len], f32::to_le_bytes),
+                TileValues::U16(v) => write_le(dest, &v[row..row + len], u16::to_le_bytes),
+            }
+        }
+        if let Some(Some(keys)) = self.keys.get(slice) {
+            // SAFETY: the level stays allocated (borrowed by `self`); the refresh reads only
+            // tile `t`'s texels and writes only the keys its region owns.
+            unsafe {
+                keys.refresh(
+                    LevelBytes::from_raw(level.cast_const(), level_len),
+                    [x0, y0, x1, y1],
+                );
+            }
+        }
+    }
+}
+
+impl Resident {
+    /// The raw views the tile workers write through.
+    pub(super) fn targets(&mut self) -> LayoutTargets<'_> {
+        let slices = self.texture.desc().array_size;
+        let levels = (0..slices)
+            .map(|s| {
+                let level = self.texture.subresource_mut(0, s);
+                (level.as_mut_ptr(), level.len())
+            })
+            .collect();
+        let keys = self
+            .batches
+            .iter_mut()
+            .map(|b| b.as_mut().and_then(CmpBatch::key_writer))
+            .collect();
+        LayoutTargets { levels, keys }
+    }
+
+    pub(super) fn ready(&self, t: usize) -> bool {
+        self.ready[t / 64] >> (t % 64) & 1 != 0
+    }
+
+    /// How missing tile `t` is drawn: over its layer when only the layer's moving occluders
+    /// changed there; with a new layer when a few occluders did (the moving ones of the old
+    /// layer and the newly changed); else whole.
+    pub(super) fn plan(&mut self, t: usize) -> Plan {
+        let Some(touched) = self.touched.get(&t) else {
+            return Plan::Whole;
+        };
+        if let Some(layer) = self.layers.get(&t)
+            && touched.iter().all(|o| layer.moving.contains(o))
+        {
+            return Plan::OverLayer(layer.moving.clone(), layer.base.clone());
+        }
+        let mut moving = self.layers.remove(&t).map(|l| l.moving).unwrap_or_default();
+        for &o in touched {
+            if !moving.contains(&o) {
+                moving.push(o);
+            }
+        }
+        // Layers hold at most a quarter of the map's tiles (moving occluders that roam a
+        // whole map stop adding them).
+        let most_layers = (self.ready.len() * 64).div_ceil(LAYER_SHARE);
+        if moving.len() <= MOST_MOVING && self.layers.len() < most_layers {
+            Plan::NewLayer(moving)
+        } else {
+            Plan::Whole
+        }
+    }
+}
+
+/// A map keeps layers for at most one tile in this many (so they add at most a quarter of its
+/// texels; [`ShadowMap::batch_bytes`](super::ShadowMap::batch_bytes) counts them).
+pub(crate) const LAYER_SHARE: usize = 4;
+
+/// One drawn tile's values, row-major.
+#[derive(Clone, Debug)]
+pub(super) enum TileValues {
+    F32(Vec<f32>),
+    U16(Vec<u16>),
+}
+
+impl TileValues {
+    pub(super) fn cleared(format: Format, clear: f32) -> TileValues {
+        let pixels = (MAP_TILE * MAP_TILE) as usize;
+        match format {
+            Format::D16Unorm => {
+                TileValues::U16(vec![format::float_to_unorm(clear, 16) as u16; pixels])
+            }
+            _ => TileValues::F32(vec![clear; pixels]),
+        }
+    }
+
+    pub(super) fn buf(&mut self) -> TileBuf<'_> {
+        match self {
+            TileValues::F32(v) => TileBuf::F32(v),
+            TileValues::U16(v) => TileBuf::U16(v),
+        }
+    }
+}
+
+/// The texel types of a drawn tile: plain numbers of `N` bytes, no padding.
+pub(super) trait Plain: Copy {}
+impl Plain for f32 {}
+impl Plain for u16 {}
+
+/// Writes `values` into `dest` as little-endian bytes (`dest` holds exactly their bytes).
+pub(super) fn write_le<T: Plain, const N: usize>(
+    dest: &mut [u8],
+    values: &[T],
+    bytes: fn(T) -> [u8; N],
+) {
+    #[cfg(target_endian = "little")]
+    {
+        let _ = bytes;
+        debug_assert_eq!(size_of::<T>(), N);
+        // SAFETY: `T` is f32 or u16 (plain numbers of N bytes, no padding), so their memory
+        // is `values.len() · N` initialized bytes, which on a little-endian CPU are their
+        // little-endian encodings.
+        let raw = unsafe {
+            std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), size_of_val(values))
+        };
+        dest.copy_from_slice(raw);
+    }
+    #[cfg(not(target_endian = "little"))]
+    for (d, &v) in dest.chunks_exact_mut(N).zip(values) {
+        d.copy_from_slice(&bytes(v));
+    }
+}
