@@ -253,12 +253,24 @@ impl Texture {
         Arc::try_unwrap(self.storage).ok().map(|s| s.data)
     }
 
-    pub(crate) fn subresource_mut(&mut self, mip: u32, slice: u32) -> &mut [u8] {
+    /// Where mip `mip` of every array slice starts and how long it is, from one pointer to the
+    /// whole buffer (so that no slice's pointer is made invalid by taking the next one), for
+    /// writers that fill disjoint parts of several slices from several threads.
+    pub(crate) fn subresources_raw(&mut self, mip: u32) -> Vec<(*mut u8, usize)> {
         let storage = Arc::make_mut(&mut self.storage);
-        let i = (mip + slice * storage.desc.mip_levels) as usize;
-        let start = storage.offsets[i];
         let len = storage.desc.subresource_bytes(mip);
-        &mut storage.data[start..start + len]
+        let base = storage.data.as_mut_ptr();
+        (0..storage.desc.array_size)
+            .map(|slice| {
+                let start = storage.offsets[(mip + slice * storage.desc.mip_levels) as usize];
+                assert!(
+                    start + len <= storage.data.len(),
+                    "subresource out of the buffer"
+                );
+                // SAFETY: in bounds (checked above); no reference into the buffer is made.
+                (unsafe { base.add(start) }, len)
+            })
+            .collect()
     }
 
     /// A texture from one byte vector per subresource, in D3D12 order.

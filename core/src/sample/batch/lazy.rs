@@ -136,6 +136,9 @@ impl KeyWriter<'_> {
         let bpt = pad.format.bytes_per_texel();
         let (w, h) = (pad.width, pad.height);
         if x0 > x1 || y0 > y1 || x1 >= w || y1 >= h {
+            // Every caller asks for a tile inside the level: a rectangle outside it is a bug
+            // that would leave stale keys (of a recycled image) to be read.
+            debug_assert!(false, "refresh of {:?} outside {w}×{h}", [x0, y0, x1, y1]);
             return;
         }
         let stride = pad.cols.len();

@@ -408,6 +408,15 @@ impl Tiled {
         }
         crate::zone!("penumbra::shadow::draw tiles");
         let started = std::time::Instant::now();
+        // Each tile once (`Needs` holds a set): the workers' writes rely on it.
+        debug_assert!(
+            missing
+                .iter()
+                .collect::<std::collections::HashSet<_>>()
+                .len()
+                == missing.len(),
+            "a tile listed twice"
+        );
         let plans: Vec<(usize, Plan)> = missing.iter().map(|&t| (t, w.plan(t))).collect();
         let layered = plans
             .iter()

@@ -187,13 +187,9 @@ impl LayoutTargets<'_> {
 impl Resident {
     /// The raw views the tile workers write through.
     pub(super) fn targets(&mut self) -> LayoutTargets<'_> {
-        let slices = self.texture.desc().array_size;
-        let levels = (0..slices)
-            .map(|s| {
-                let level = self.texture.subresource_mut(0, s);
-                (level.as_mut_ptr(), level.len())
-            })
-            .collect();
+        // One base pointer for every slice: taking `&mut` to each slice in turn would make
+        // the earlier slices' pointers invalid under Rust's aliasing rules.
+        let levels = self.texture.subresources_raw(0);
         let keys = self
             .batches
             .iter_mut()
