@@ -65,6 +65,34 @@ impl KeyPtr {
         }
     }
 
+    /// Asks for keys `start..start + n` to be brought into the cache (a hint: nothing is
+    /// read or written; ignored past the image's end).
+    #[inline(always)]
+    fn prefetch(self, start: usize, n: usize) {
+        let (p, size, len) = match self {
+            KeyPtr::U16(p, len) => (p.cast::<u8>(), 2, len),
+            KeyPtr::I32(p, len) => (p.cast::<u8>(), 4, len),
+        };
+        if start >= len {
+            return;
+        }
+        let n = n.min(len - start);
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            let (from, to) = (start * size, (start + n) * size);
+            let mut at = from & !63;
+            while at < to {
+                // SAFETY: prefetching is a hint that never faults; the address is inside the
+                // image (at < to ≤ len · size, and line-aligned down from an address inside it).
+                unsafe { _mm_prefetch::<_MM_HINT_T0>(p.add(at).cast::<i8>()) };
+                at += 64;
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (p, size, n);
+    }
+
     /// Writes key `i` of the image (bounds-checked).
     ///
     /// # Safety
@@ -158,8 +186,18 @@ impl KeyWriter<'_> {
         // of texels at a time, straight from their bytes.
         const RUN: u32 = 64;
         let mut run_keys = [0i32; RUN as usize];
+        // The entry rows are a whole padded row of keys apart (16 KiB for a 2048² D32 map),
+        // too far for the hardware prefetcher: each row's first store would wait for its
+        // lines. Fetch the rows this loop writes two rows ahead.
+        let ahead = |q: usize| {
+            let first = 2 * (q * stride + x0 as usize + 2);
+            keys.prefetch(first, 2 * (x1 - x0 + 1) as usize);
+        };
+        ahead(y0 as usize + 1);
+        ahead(y0 as usize + 2);
         for y in y0..=y1 {
             let q = y as usize + 2;
+            ahead(q + 1);
             let mut x = x0;
             while x <= x1 {
                 let len = (x1 - x + 1).min(RUN) as usize;
