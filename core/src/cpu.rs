@@ -120,3 +120,24 @@ pub fn check_against_scalar<T: PartialEq + fmt::Debug>(
     }
     scalar
 }
+
+/// Asks for the cache lines of the `bytes` bytes at `p` to be brought into the cache: a hint
+/// that reads and writes nothing and never faults (for rows of a big image that a loop will
+/// write soon, too far apart for the hardware prefetcher to guess). No-op off x86-64.
+#[inline(always)]
+pub(crate) fn prefetch_range(p: *const u8, bytes: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        let end = p.wrapping_add(bytes);
+        let mut at = p.wrapping_sub(p as usize & 63);
+        while at < end {
+            // SAFETY: a prefetch is only a hint: it never faults and touches no memory the
+            // program can see, whatever the address.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(at.cast::<i8>()) };
+            at = at.wrapping_add(64);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (p, bytes);
+}

@@ -73,24 +73,10 @@ impl KeyPtr {
             KeyPtr::U16(p, len) => (p.cast::<u8>(), 2, len),
             KeyPtr::I32(p, len) => (p.cast::<u8>(), 4, len),
         };
-        if start >= len {
-            return;
+        if start < len {
+            let n = n.min(len - start);
+            crate::cpu::prefetch_range(p.wrapping_add(start * size), n * size);
         }
-        let n = n.min(len - start);
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-            let (from, to) = (start * size, (start + n) * size);
-            let mut at = from & !63;
-            while at < to {
-                // SAFETY: prefetching is a hint that never faults; the address is inside the
-                // image (at < to ≤ len · size, and line-aligned down from an address inside it).
-                unsafe { _mm_prefetch::<_MM_HINT_T0>(p.add(at).cast::<i8>()) };
-                at += 64;
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = (p, size, n);
     }
 
     /// Writes key `i` of the image (bounds-checked).

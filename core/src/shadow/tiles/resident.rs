@@ -156,7 +156,18 @@ impl LayoutTargets<'_> {
         let bpt = map.format.bytes_per_texel();
         let len = (x1 - x0 + 1) as usize;
         let (level, level_len) = self.levels[slice];
+        // The map's rows are far apart: fetch the rows written two rows ahead (see
+        // `KeyWriter::refresh`).
+        let ahead = |y: u32| {
+            if y <= y1 {
+                let at = (y as usize * n + x0 as usize) * bpt;
+                crate::cpu::prefetch_range(level.wrapping_add(at), len * bpt);
+            }
+        };
+        ahead(y0);
+        ahead(y0 + 1);
         for y in y0..=y1 {
+            ahead(y + 2);
             let row = (y - y0) as usize * MAP_TILE as usize;
             let at = (y as usize * n + x0 as usize) * bpt;
             assert!(
