@@ -3,6 +3,7 @@
 //! the spare buffers of dropped maps.
 
 use super::*;
+
 /// Counts of tile work, and the buffers of dropped maps, shared by every tiled map of a
 /// lighting.
 #[derive(Debug, Default)]
@@ -56,8 +57,8 @@ impl Spares {
     }
 }
 
-/// Tile work of a [`Lighting`](super::Lighting) since it was made (see
-/// [`Lighting::tile_stats`](super::Lighting::tile_stats)); subtract two readings for a frame's.
+/// Tile work of a [`Lighting`](crate::shadow::Lighting) since it was made (see
+/// [`Lighting::tile_stats`](crate::shadow::Lighting::tile_stats)); subtract two readings for a frame's.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TileStats {
     /// Tiles drawn (a tile drawn again after an invalidation counts again).
@@ -243,7 +244,7 @@ impl Resident {
 }
 
 /// A map keeps layers for at most one tile in this many (so they add at most a quarter of its
-/// texels; [`ShadowMap::batch_bytes`](super::ShadowMap::batch_bytes) counts them).
+/// texels; [`ShadowMap::batch_bytes`](crate::shadow::ShadowMap::batch_bytes) counts them).
 pub(crate) const LAYER_SHARE: usize = 4;
 
 /// One drawn tile's values, row-major.
