@@ -352,26 +352,38 @@ impl Bvh {
     }
 
     /// Calls `f` with every item whose box is not wholly outside one of `planes`.
+    ///
+    /// A node wholly inside a plane has every descendant inside it too, so its children are
+    /// tested only against the planes it straddles (a bit mask of them rides on the stack):
+    /// for a tile's narrow column most nodes near it are inside most of its planes.
     fn visit(&self, planes: &[Plane], mut f: impl FnMut(u32)) {
         if self.nodes.is_empty() {
             return;
         }
-        let mut stack = [0u32; 64];
+        // Planes past the 32nd are tested at every node (no caller passes more than seven).
+        let all = if planes.len() >= 32 {
+            u32::MAX
+        } else {
+            (1u32 << planes.len()) - 1
+        };
+        let mut stack = [(0u32, 0u32); 64];
+        stack[0] = (0, all);
         let mut top = 1;
         while top > 0 {
             top -= 1;
-            let node = &self.nodes[stack[top] as usize];
-            if Plane::any_excludes(planes, node.lo, node.hi) {
+            let (at, mask) = stack[top];
+            let node = &self.nodes[at as usize];
+            let Some(mask) = Plane::classify(planes, mask, node.lo, node.hi) else {
                 continue;
-            }
+            };
             if node.count > 0 {
                 let items = &self.order[node.first as usize..][..node.count as usize];
                 for &i in items {
                     f(i);
                 }
             } else if top + 2 <= stack.len() {
-                stack[top] = node.first;
-                stack[top + 1] = node.first + 1;
+                stack[top] = (node.first, mask);
+                stack[top + 1] = (node.first + 1, mask);
                 top += 2;
             } else {
                 // Deeper than the trees the builder makes (at most about 24 + 33 levels); visit it all.
@@ -483,12 +495,21 @@ impl Plane {
         Self::any_excludes(std::slice::from_ref(self), lo, hi)
     }
 
-    /// True when every point of the box is outside one of `planes` by more than the slack: the
-    /// box's largest value of `n · p` is `n · c + |n| · e` (centre c, half extent e), and the
-    /// slack scales with `|M|ᵀ|n| · (|c| + e)`, the largest magnitude of the terms a vertex
-    /// transform adds there. The box is read once for all the planes.
-    #[inline]
+    /// True when every point of the box is outside one of `planes` by more than the slack.
+    #[cfg(test)]
     fn any_excludes(planes: &[Plane], lo: [f32; 3], hi: [f32; 3]) -> bool {
+        Self::classify(planes, u32::MAX, lo, hi).is_none()
+    }
+
+    /// Tests the box against the planes of `mask` (bit k: `planes[k]`; planes past the 32nd
+    /// always): `None` when every point of the box is outside one of them by more than the
+    /// slack, else the mask without the planes the box is wholly inside by more than the slack.
+    /// The box's largest value of `n · p` is `n · c + |n| · e` (centre c, half extent e), its
+    /// smallest `n · c − |n| · e`, and the slack scales with `|M|ᵀ|n| · (|c| + e)`, the largest
+    /// magnitude of the terms a vertex transform adds there. The box is read once for all the
+    /// planes. NaN (a degenerate box or plane) neither excludes nor drops a plane.
+    #[inline]
+    fn classify(planes: &[Plane], mask: u32, lo: [f32; 3], hi: [f32; 3]) -> Option<u32> {
         let mut c = [0.0f64; 3];
         let mut e = [0.0f64; 3];
         let mut m = [0.0f64; 3];
@@ -498,17 +519,24 @@ impl Plane {
             e[a] = 0.5 * (h - l);
             m[a] = l.abs().max(h.abs());
         }
-        for p in planes {
-            let value = p.n.w
-                + (p.n.x * c[0] + p.n.y * c[1] + p.n.z * c[2])
-                + (p.n.x.abs() * e[0] + p.n.y.abs() * e[1] + p.n.z.abs() * e[2]);
-            let size = p.abs.w + p.abs.x * m[0] + p.abs.y * m[1] + p.abs.z * m[2];
-            // NaN (from a degenerate box or plane) never excludes.
-            if value < -RELATIVE_SLACK * size {
-                return true;
+        let mut left = mask;
+        for (k, p) in planes.iter().enumerate() {
+            let bit = if k < 32 { 1u32 << k } else { 0 };
+            if k < 32 && mask & bit == 0 {
+                continue;
+            }
+            let centre = p.n.w + (p.n.x * c[0] + p.n.y * c[1] + p.n.z * c[2]);
+            let reach = p.n.x.abs() * e[0] + p.n.y.abs() * e[1] + p.n.z.abs() * e[2];
+            let slack =
+                RELATIVE_SLACK * (p.abs.w + p.abs.x * m[0] + p.abs.y * m[1] + p.abs.z * m[2]);
+            if centre + reach < -slack {
+                return None;
+            }
+            if centre - reach > slack {
+                left &= !bit;
             }
         }
-        false
+        Some(left)
     }
 }
 
