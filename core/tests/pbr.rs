@@ -47,6 +47,21 @@ fn sun(cascades: Vec<PbrCascade>) -> PbrDirectional {
     }
 }
 
+/// A spot light left of the crate, pointing down past it.
+fn spot_over_the_crate(resolution: u32) -> PbrSpot {
+    PbrSpot {
+        position: Vec3::new(-6.0, 4.0, 0.0),
+        direction: Vec3::new(1.0, -0.6, 0.0).normalize(),
+        outer_angle: 0.8,
+        inner_angle: 0.6,
+        range: 30.0,
+        near_z: 0.1,
+        depth_bias: 0.02,
+        normal_bias: 1.8,
+        resolution,
+    }
+}
+
 #[test]
 fn a_cascade_shadows_under_the_crate_and_lights_the_open_floor() {
     let d = sun(vec![cascade(8.0, 10.0, 512), cascade(16.0, 30.0, 512)]);
@@ -114,17 +129,7 @@ fn the_overlap_band_blends_the_two_cascades_linearly() {
 #[test]
 fn spot_and_point_lights_shadow_behind_the_crate() {
     let scene = scene();
-    let spot = PbrSpot {
-        position: Vec3::new(-6.0, 4.0, 0.0),
-        direction: Vec3::new(1.0, -0.6, 0.0).normalize(),
-        outer_angle: 0.8,
-        inner_angle: 0.6,
-        range: 30.0,
-        near_z: 0.1,
-        depth_bias: 0.02,
-        normal_bias: 1.8,
-        resolution: 512,
-    };
+    let spot = spot_over_the_crate(512);
     let point = PbrPoint {
         position: Vec3::new(-6.0, 4.0, 0.0),
         range: 30.0,
@@ -325,17 +330,7 @@ fn batched_factors_are_the_single_factors_bits() {
     use penumbra_core::shadow::pbr::PbrReceiver;
     let scene = scene();
     let d = sun(vec![cascade(8.0, 10.0, 256), cascade(16.0, 30.0, 256)]);
-    let spot = PbrSpot {
-        position: Vec3::new(-6.0, 4.0, 0.0),
-        direction: Vec3::new(1.0, -0.6, 0.0).normalize(),
-        outer_angle: 0.8,
-        inner_angle: 0.6,
-        range: 30.0,
-        near_z: 0.1,
-        depth_bias: 0.02,
-        normal_bias: 1.8,
-        resolution: 256,
-    };
+    let spot = spot_over_the_crate(256);
     let point = PbrPoint {
         position: Vec3::new(-3.0, 3.0, 1.0),
         range: 30.0,

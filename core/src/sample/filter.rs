@@ -9,21 +9,27 @@ use crate::desc::{AddressMode, Filter, FilterType, ReductionType};
 use crate::format::{CompareRef, Format};
 use crate::texture::{Dimension, Texture};
 
+/// R43's array slice of array coordinate `a` among `count` slices: `clamp(rne(a), 0,
+/// count − 1)`, NaN → 0 (D3D11.3 FS 7.18.7).
+pub(crate) fn array_slice(a: f32, count: u32) -> u32 {
+    let last = count.saturating_sub(1);
+    let a = a.round_ties_even();
+    if a.is_nan() || a <= 0.0 {
+        0
+    } else if a >= last as f32 {
+        last
+    } else {
+        a as u32
+    }
+}
+
 impl Sampler {
     /// The array slice of R43 (`clamp(rne(a), 0, n−1)`, NaN → 0), as a view element index.
     pub(super) fn element(tex: &Texture, coord: &Coord) -> u32 {
         let Some(i) = tex.dimension().array_coord() else {
             return 0;
         };
-        let last = tex.view().element_count - 1;
-        let a = coord.0[i].round_ties_even();
-        if a.is_nan() || a <= 0.0 {
-            0
-        } else if a >= last as f32 {
-            last
-        } else {
-            a as u32
-        }
+        array_slice(coord.0[i], tex.view().element_count)
     }
 
     pub(super) fn source<'a>(tex: &'a Texture, coord: &Coord) -> Source<'a> {

@@ -53,6 +53,7 @@ pub fn cube_face(direction: [f32; 3]) -> Option<u32> {
 }
 
 pub(crate) use cube::face_coord;
+pub(crate) use filter::array_slice;
 
 /// The world axes along which a cube face's texel x grows (`right`, +sc of R99) and its texel y
 /// shrinks (`up`, −tc of R99).

@@ -7,7 +7,7 @@ use super::query::{cube_tap, lit_of_sum, project_cols};
 use super::{LightSource, MapLayout, Normals, ShadowMap};
 use crate::sample::address::linear_fixed;
 use crate::sample::cube_face as select_face;
-use crate::sample::{Coord, LodMode, Offset, SampleArgs, validated};
+use crate::sample::{Coord, LodMode, Offset, SampleArgs, array_slice, validated};
 use crate::shadow::kernel::{Anchor, PcfKernel, Tap, grid_anchor};
 use crate::shadow::tiles::{Needs, Tiled};
 
@@ -407,6 +407,14 @@ pub(super) fn first_texel(v: f32) -> i64 {
     }
 }
 
+/// Where [`ShadowMap::route`] sends one lookup.
+enum Route {
+    /// The batched path of slice `.0`, at this 2D position.
+    Batch(usize, [f32; 2]),
+    /// The scalar sampler, with the flushed coordinate.
+    Scalar(Coord),
+}
+
 /// Lookups sorted for [`ShadowMap::compare_batch`]: per slice (cube face) the batched ones,
 /// with their references and positions in the call, and the rest for the scalar sampler.
 struct Sorted {
@@ -479,19 +487,47 @@ impl ShadowMap {
     /// of threads at once, only read.
     pub fn draw_tiles_for(&self, coords: &[Vec3]) {
         if let Some(t) = self.tiled() {
-            let refs = vec![0.0; coords.len()];
-            let sorted = self.sort_lookups(coords, &refs);
+            let batched = self.batched_slices();
             let mut needs = t.needs();
-            self.mark(t, &mut needs, &sorted);
+            for c in coords {
+                match self.route(c, &batched) {
+                    Route::Batch(s, at) => t.need_2d(&mut needs, s, at),
+                    Route::Scalar(coord) => self.need_coord(t, &mut needs, &coord),
+                }
+            }
             t.ensure(&needs);
+        }
+    }
+
+    /// Where one lookup goes: the batched path of a slice (its 2D position there) when its
+    /// bilinear footprint lies inside that slice (a cube face) and the slice has a batch, else
+    /// the scalar sampler.
+    fn route(&self, c: &Vec3, batched: &[bool]) -> Route {
+        // The sampler flushes denormal coordinates first (SPEC §1.4, R6).
+        let coord = Coord([c.x, c.y, c.z, 0.0]).flushed();
+        let [x, y, z, _] = coord.0;
+        let slice = if self.cube {
+            // Inside one face, seamless filtering is that face's 2D filtering (R100).
+            let size = self.resolution as f32;
+            let inside = 0..=i64::from(self.resolution) - 2;
+            let fc = crate::sample::face_coord([x, y, z]);
+            let i0 = first_texel(fc.s * size - 0.5);
+            let j0 = first_texel(fc.t * size - 0.5);
+            (select_face([x, y, z]).is_some() && inside.contains(&i0) && inside.contains(&j0))
+                .then_some((fc.face as usize, [fc.s, fc.t]))
+        } else {
+            let count = u32::try_from(batched.len()).unwrap_or(u32::MAX);
+            Some((array_slice(z, count) as usize, [x, y]))
+        };
+        match slice {
+            Some((s, at)) if batched.get(s).copied() == Some(true) => Route::Batch(s, at),
+            _ => Route::Scalar(coord),
         }
     }
 
     fn sort_lookups(&self, coords: &[Vec3], refs: &[f32]) -> Sorted {
         let batched = self.batched_slices();
         let slices = batched.len();
-        let size = self.resolution as f32;
-        let inside = 0..=i64::from(self.resolution) - 2;
         let mut sorted = Sorted {
             uv: vec![Vec::new(); slices],
             refs: vec![Vec::new(); slices],
@@ -499,26 +535,13 @@ impl ShadowMap {
             scalar: Vec::new(),
         };
         for (i, (c, &r)) in coords.iter().zip(refs).enumerate() {
-            // The sampler flushes denormal coordinates first (SPEC §1.4, R6).
-            let coord = Coord([c.x, c.y, c.z, 0.0]).flushed();
-            let [x, y, z, _] = coord.0;
-            let slice = if self.cube {
-                // Inside one face, seamless filtering is that face's 2D filtering (R100).
-                let fc = crate::sample::face_coord([x, y, z]);
-                let i0 = first_texel(fc.s * size - 0.5);
-                let j0 = first_texel(fc.t * size - 0.5);
-                (select_face([x, y, z]).is_some() && inside.contains(&i0) && inside.contains(&j0))
-                    .then_some((fc.face as usize, [fc.s, fc.t]))
-            } else {
-                Some((array_element(z, slices), [x, y]))
-            };
-            match slice {
-                Some((s, at)) if batched.get(s).copied() == Some(true) => {
+            match self.route(c, &batched) {
+                Route::Batch(s, at) => {
                     sorted.uv[s].push(at);
                     sorted.refs[s].push(r);
                     sorted.slots[s].push(i);
                 }
-                _ => sorted.scalar.push((coord, i)),
+                Route::Scalar(coord) => sorted.scalar.push((coord, i)),
             }
         }
         sorted
@@ -534,22 +557,5 @@ impl ShadowMap {
         for (coord, _) in &sorted.scalar {
             self.need_coord(t, needs, coord);
         }
-    }
-}
-
-/// The array slice a 2D lookup with third coordinate `z` reads (R43: rounded to nearest even,
-/// clamped to the slices; NaN reads the first).
-fn array_element(z: f32, slices: usize) -> usize {
-    if slices <= 1 {
-        return 0;
-    }
-    let a = z.round_ties_even();
-    let last = slices - 1;
-    if a.is_nan() || a <= 0.0 {
-        0
-    } else if a >= last as f32 {
-        last
-    } else {
-        a as usize
     }
 }
