@@ -569,7 +569,21 @@ fn raycast_many_gives_the_bits_of_raycast() {
     let mut rng = Rng::lcg64(0xba7c);
     let lighting = random_scene(&mut rng);
     let rays = random_rays(&mut rng, &lighting, 2000);
-    let pairs: Vec<(Vec3, Vec3)> = rays.iter().map(|&(o, d, _)| (o, d)).collect();
+    let mut pairs: Vec<(Vec3, Vec3)> = rays.iter().map(|&(o, d, _)| (o, d)).collect();
+    // Broken rays among them: large batches are cast in an order of their own (along a curve
+    // through the origins), where a non-finite origin sorts last.
+    for (k, bad) in [
+        (Vec3::NAN, Vec3::Y),
+        (Vec3::splat(f32::INFINITY), Vec3::Y),
+        (Vec3::new(1.0, 2.0, 3.0), Vec3::ZERO),
+        (Vec3::splat(f32::MAX), Vec3::NEG_Y),
+        (Vec3::splat(-f32::MAX), Vec3::NAN),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        pairs.insert(k * 397, bad);
+    }
     let filter = |id: OccluderId| id.0 % 7 != 3;
     let one: Vec<_> = pairs
         .iter()

@@ -84,6 +84,7 @@ pub(crate) use draw::{Area, TileBuf};
 pub use index::InstanceIndex;
 pub use mesh::Mesh;
 pub use ray::{RayHit, TriangleRay, ray_inverse, unit_direction};
+pub(crate) use ray::{SORT_FROM, coherent_order};
 pub use target::{DepthTarget, TILE_SIZE};
 pub use tiled::rasterize_tiles;
 pub(crate) use tiled::{Instances, TileDrawer, TileScratch};

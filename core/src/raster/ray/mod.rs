@@ -46,6 +46,7 @@
 
 mod instance;
 mod mesh;
+mod order;
 mod traversal;
 mod triangle;
 
@@ -53,6 +54,7 @@ use glam::{Mat4, Vec3, Vec4};
 
 pub(super) use instance::InstanceRays;
 pub(super) use mesh::RayData;
+pub(crate) use order::{SORT_FROM, coherent_order};
 pub use triangle::TriangleRay;
 
 /// What a ray cast found.

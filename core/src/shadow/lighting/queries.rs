@@ -4,7 +4,7 @@
 use glam::Vec3;
 
 use super::{EyeId, LightId, Lighting, OccluderId};
-use crate::raster::{RayHit, unit_direction};
+use crate::raster::{RayHit, SORT_FROM, coherent_order, unit_direction};
 use crate::shadow::ShadowError;
 use crate::shadow::tiles::SceneIndex;
 
@@ -109,23 +109,41 @@ impl Lighting {
         } else {
             threads
         };
-        let mut out = vec![None; rays.len()];
         let cast = |rays: &[(Vec3, Vec3)], out: &mut [Option<RayHit<OccluderId>>]| {
             for (&(origin, direction), hit) in rays.iter().zip(out) {
                 *hit = self.cast_one(scene, origin, direction, max_distance, filter);
             }
         };
-        if threads > 1 && rays.len() > CHUNK {
-            crate::raster::run_parallel(
-                rays.chunks(CHUNK).zip(out.chunks_mut(CHUNK)),
-                threads,
-                |(rays, out)| {
-                    cast(rays, out);
-                    0
-                },
-            );
-        } else {
-            cast(rays, &mut out);
+        let cast_all = |rays: &[(Vec3, Vec3)]| {
+            let mut out = vec![None; rays.len()];
+            if threads > 1 && rays.len() > CHUNK {
+                crate::raster::run_parallel(
+                    rays.chunks(CHUNK).zip(out.chunks_mut(CHUNK)),
+                    threads,
+                    |(rays, out)| {
+                        cast(rays, out);
+                        0
+                    },
+                );
+            } else {
+                cast(rays, &mut out);
+            }
+            out
+        };
+        if rays.len() < SORT_FROM {
+            return cast_all(rays);
+        }
+        // Large batches are cast along a Z-order curve through the origins: each ray's answer
+        // is the same in any order, and neighbours on the curve read the same nodes and
+        // triangles, which then stay in cache. The rays are gathered into that order first
+        // and the answers scattered back after, in loops of independent loads and stores
+        // (a cast that read its ray from a random place in a large batch would wait for it).
+        let order = coherent_order(rays);
+        let sorted: Vec<(Vec3, Vec3)> = order.iter().map(|&i| rays[i as usize]).collect();
+        let hits = cast_all(&sorted);
+        let mut out = vec![None; rays.len()];
+        for (&i, hit) in order.iter().zip(hits) {
+            out[i as usize] = hit;
         }
         out
     }
