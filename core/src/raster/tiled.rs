@@ -29,6 +29,9 @@ const MARGIN: f64 = 2.0;
 #[derive(Debug, Default)]
 pub(crate) struct TileScratch {
     tris: Vec<Tri>,
+    /// The set-up pieces of `tris` that reach the tile being drawn, when one collection serves
+    /// several tiles ([`TileDrawer::draw_collected`]).
+    items: Vec<u32>,
     /// Vertices transformed for the instance being drawn, direct-mapped by index: the
     /// triangles of a mesh share vertices (a height field's, six each), so most are found
     /// here instead of transformed again. Tagged with `epoch`, which each instance moves on.
@@ -79,8 +82,6 @@ pub(crate) struct TileDrawer<'a, P> {
 /// What drawing one tile did.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct TileStats {
-    /// Triangles looked at (candidates from the hierarchies).
-    pub candidates: u64,
     /// Set-up pieces drawn into the tile.
     pub pieces: u64,
     /// Pixels written.
@@ -173,10 +174,21 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
         which: Instances<'_>,
     ) -> TileStats {
         crate::zone!("penumbra::raster::draw tile");
-        let (clip_planes, n) = self.planes(area.clip);
+        self.collect(area.clip, scratch, which);
+        let written = self.draw_batch(area, buf, &scratch.tris, None);
+        TileStats {
+            pieces: scratch.tris.len() as u64,
+            written,
+        }
+    }
+
+    /// Sets up, into `scratch`, every triangle of `which` that may reach the pixel rectangle
+    /// `rect` (inclusive): one hierarchy walk and one vertex transform for all the tiles of a
+    /// rectangle, which [`TileDrawer::draw_collected`] then draws one by one.
+    pub(crate) fn collect(&self, rect: [i32; 4], scratch: &mut TileScratch, which: Instances<'_>) {
+        let (clip_planes, n) = self.planes(rect);
         let clip_planes = &clip_planes[..n];
         scratch.tris.clear();
-        let mut stats = TileStats::default();
         let mut tris = std::mem::take(&mut scratch.tris);
         let mut instance = |i: u32| {
             let inst = &self.instances[i as usize];
@@ -187,7 +199,6 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
             let (positions, indices, cull) = (mesh.positions(), mesh.indices(), inst.cull());
             scratch.next_instance();
             mesh.index().visit(&object[..n], |tri| {
-                stats.candidates += 1;
                 let base = 3 * tri as usize;
                 let mut v = [setup::Vertex::default(); 3];
                 for (k, v) in v.iter_mut().enumerate() {
@@ -224,18 +235,43 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
             }
         }
         scratch.tris = tris;
-        stats.pieces = scratch.tris.len() as u64;
-        stats.written = draw::draw_tris(
+    }
+
+    /// Draws into `buf` (with the depth test, over what it holds) the pieces of the last
+    /// [`TileDrawer::collect`] whose bounds meet `area`'s clip rectangle, which must lie inside
+    /// the collected one: the bits [`TileDrawer::draw`] writes there (a piece's pixels and
+    /// depths do not depend on the area it is drawn into, and the depth test keeps the
+    /// nearest value whatever the order).
+    pub(crate) fn draw_collected(
+        &self,
+        area: Area,
+        buf: TileBuf<'_>,
+        scratch: &mut TileScratch,
+    ) -> TileStats {
+        crate::zone!("penumbra::raster::draw tile");
+        let [x0, y0, x1, y1] = area.clip;
+        scratch.items.clear();
+        scratch
+            .items
+            .extend(scratch.tris.iter().enumerate().filter_map(|(k, t)| {
+                let [bx0, by0, bx1, by1] = t.bbox.map(i32::from);
+                (bx0 <= x1 && x0 <= bx1 && by0 <= y1 && y0 <= by1).then_some(k as u32)
+            }));
+        let written = self.draw_batch(area, buf, &scratch.tris, Some(&scratch.items));
+        TileStats {
+            pieces: scratch.items.len() as u64,
+            written,
+        }
+    }
+
+    fn draw_batch(&self, area: Area, buf: TileBuf<'_>, tris: &[Tri], items: Option<&[u32]>) -> u64 {
+        draw::draw_tris(
             buf,
             area,
-            &[draw::Batch {
-                tris: &scratch.tris,
-                items: None,
-            }],
+            &[draw::Batch { tris, items }],
             self.greater,
             CpuExtension::default(),
-        );
-        stats
+        )
     }
 }
 

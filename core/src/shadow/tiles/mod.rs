@@ -95,6 +95,18 @@ pub(crate) struct Needs {
     tiles: usize,
 }
 
+/// Tiles along each side of a block whose tiles drawn whole share one walk of the
+/// hierarchies and one vertex set-up ([`Tiled::jobs`]).
+const GROUP: u32 = 4;
+
+/// One job of a tile pass.
+enum Job {
+    /// Tiles drawn whole, all of one block of one slice (global indices).
+    Group(Vec<usize>),
+    /// A tile with its plan.
+    One(usize, Plan),
+}
+
 /// Tiles a need list holds before it turns into a bitmap.
 const LIST: usize = 32;
 
@@ -483,54 +495,121 @@ impl Tiled {
         let (render, layout) = (AtomicU64::new(0), AtomicU64::new(0));
         // Helper threads start per call: worth it only for a good number of tiles.
         let threads = if plans.len() >= 8 { self.threads } else { 1 };
-        crate::raster::run_parallel(plans.into_iter(), threads, |(t, plan)| {
+        let jobs = self.jobs(plans);
+        crate::raster::run_parallel(jobs.into_iter(), threads, |job| {
             // Once the deadline has passed the remaining tiles stay undrawn.
             if crate::deadline::expired() {
                 return 0;
             }
-            let start = Instant::now();
-            let [x0, y0, x1, y1] = self.tile_rect(t % per);
-            let area = Area {
-                origin: [x0 as i32, y0 as i32],
-                stride: MAP_TILE as usize,
-                clip: [x0 as i32, y0 as i32, x1 as i32, y1 as i32],
-            };
-            let drawer = &drawers[t / per];
-            let draw = |values: &mut TileValues, which: Instances<'_>| {
-                SCRATCH.with_borrow_mut(|scratch| {
-                    drawer.draw_some(area, values.buf(), scratch, which)
-                });
-            };
-            let (values, layer) = match plan {
-                Plan::Whole => {
-                    let mut values = TileValues::cleared(self.format, self.clear);
-                    draw(&mut values, Instances::All);
-                    (values, None)
-                }
-                Plan::NewLayer(moving) => {
-                    let mut base = TileValues::cleared(self.format, self.clear);
-                    draw(&mut base, Instances::AllBut(&moving));
-                    let mut values = base.clone();
-                    draw(&mut values, Instances::Only(&moving));
-                    (values, Some(Layer { moving, base }))
-                }
-                Plan::OverLayer(moving, mut values) => {
-                    draw(&mut values, Instances::Only(&moving));
-                    (values, None)
+            let area = |t: usize| {
+                let [x0, y0, x1, y1] = self.tile_rect(t % per);
+                Area {
+                    origin: [x0 as i32, y0 as i32],
+                    stride: MAP_TILE as usize,
+                    clip: [x0 as i32, y0 as i32, x1 as i32, y1 as i32],
                 }
             };
-            let drawn = Instant::now();
-            // SAFETY: each tile is drawn once per call, so no other thread writes its texels
-            // or the keys its region owns.
-            unsafe { targets.store(self, t, &values) };
-            render.fetch_add((drawn - start).as_nanos() as u64, Ordering::Relaxed);
-            layout.fetch_add(drawn.elapsed().as_nanos() as u64, Ordering::Relaxed);
-            out.lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push((t, layer));
+            let finish = |t: usize, values: TileValues, layer: Option<Layer>, start: Instant| {
+                let drawn = Instant::now();
+                // SAFETY: each tile is in one job of one call, so no other thread writes its
+                // texels or the keys its region owns.
+                unsafe { targets.store(self, t, &values) };
+                render.fetch_add((drawn - start).as_nanos() as u64, Ordering::Relaxed);
+                layout.fetch_add(drawn.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                out.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push((t, layer));
+            };
+            match job {
+                Job::Group(tiles) => {
+                    let start = Instant::now();
+                    let drawer = &drawers[tiles[0] / per];
+                    // One walk of the hierarchies and one set-up for the group's rectangle,
+                    // then each tile drawn from the pieces that reach it.
+                    let rect = tiles.iter().map(|&t| area(t).clip).fold(
+                        [i32::MAX, i32::MAX, i32::MIN, i32::MIN],
+                        |a, b| {
+                            [
+                                a[0].min(b[0]),
+                                a[1].min(b[1]),
+                                a[2].max(b[2]),
+                                a[3].max(b[3]),
+                            ]
+                        },
+                    );
+                    SCRATCH.with_borrow_mut(|scratch| {
+                        drawer.collect(rect, scratch, Instances::All);
+                        let mut start = start;
+                        for &t in &tiles {
+                            let mut values = TileValues::cleared(self.format, self.clear);
+                            drawer.draw_collected(area(t), values.buf(), scratch);
+                            finish(t, values, None, start);
+                            start = Instant::now();
+                        }
+                    });
+                }
+                Job::One(t, plan) => {
+                    let start = Instant::now();
+                    let drawer = &drawers[t / per];
+                    let draw = |values: &mut TileValues, which: Instances<'_>| {
+                        SCRATCH.with_borrow_mut(|scratch| {
+                            drawer.draw_some(area(t), values.buf(), scratch, which)
+                        });
+                    };
+                    let (values, layer) = match plan {
+                        Plan::Whole => {
+                            let mut values = TileValues::cleared(self.format, self.clear);
+                            draw(&mut values, Instances::All);
+                            (values, None)
+                        }
+                        Plan::NewLayer(moving) => {
+                            let mut base = TileValues::cleared(self.format, self.clear);
+                            draw(&mut base, Instances::AllBut(&moving));
+                            let mut values = base.clone();
+                            draw(&mut values, Instances::Only(&moving));
+                            (values, Some(Layer { moving, base }))
+                        }
+                        Plan::OverLayer(moving, mut values) => {
+                            draw(&mut values, Instances::Only(&moving));
+                            (values, None)
+                        }
+                    };
+                    finish(t, values, layer, start);
+                }
+            }
             0
         });
         (out, render.into_inner(), layout.into_inner())
+    }
+
+    /// The drawing jobs of `plans`: tiles drawn whole are grouped by blocks of
+    /// [`GROUP`]² tiles of one slice (one walk of the hierarchies and one vertex set-up
+    /// serve the block's tiles: neighbouring tiles share most of their triangles, and a
+    /// large triangle reaches many tiles); tiles with layers are drawn one by one.
+    fn jobs(&self, plans: Vec<(usize, Plan)>) -> Vec<Job> {
+        let per = self.per_slice();
+        let blocks = self.tiles.div_ceil(GROUP) as usize;
+        let mut groups: std::collections::HashMap<usize, Vec<usize>> = Default::default();
+        let mut jobs = Vec::new();
+        for (t, plan) in plans {
+            match plan {
+                Plan::Whole => {
+                    let (slice, local) = (t / per, (t % per) as u32);
+                    let (bx, by) = (
+                        (local % self.tiles / GROUP) as usize,
+                        (local / self.tiles / GROUP) as usize,
+                    );
+                    let key = (slice * blocks + by) * blocks + bx;
+                    groups.entry(key).or_default().push(t);
+                }
+                plan => jobs.push(Job::One(t, plan)),
+            }
+        }
+        let mut groups: Vec<(usize, Vec<usize>)> = groups.into_iter().collect();
+        // A fixed order (the map's), so that runs are repeatable.
+        groups.sort_unstable_by_key(|g| g.0);
+        jobs.extend(groups.into_iter().map(|(_, tiles)| Job::Group(tiles)));
+        jobs
     }
 
     /// The inclusive texel rectangle of tile `local` of a slice: x0, y0, x1, y1.
