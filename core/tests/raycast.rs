@@ -576,22 +576,32 @@ fn raycast_many_gives_the_bits_of_raycast() {
         (Vec3::NAN, Vec3::Y),
         (Vec3::splat(f32::INFINITY), Vec3::Y),
         (Vec3::new(1.0, 2.0, 3.0), Vec3::ZERO),
-        (Vec3::splat(f32::MAX), Vec3::NEG_Y),
-        (Vec3::splat(-f32::MAX), Vec3::NAN),
+        (Vec3::new(-1.0, 4.0, 2.0), Vec3::NAN),
     ]
     .into_iter()
     .enumerate()
     {
         pairs.insert(k * 397, bad);
     }
+    // A second batch with origins a whole f32 range apart (every other ray then shares one
+    // cell of the curve).
+    let mut wide = pairs.clone();
+    wide.insert(5, (Vec3::splat(f32::MAX), Vec3::NEG_Y));
+    wide.insert(900, (Vec3::splat(-f32::MAX), Vec3::X));
     let filter = |id: OccluderId| id.0 % 7 != 3;
-    let one: Vec<_> = pairs
-        .iter()
-        .map(|&(o, d)| lighting.raycast(o, d, 25.0, &filter))
-        .collect();
-    assert!(one.iter().filter(|h| h.is_some()).count() > 500);
-    for threads in [0, 1, 2, 3] {
-        let many = lighting.raycast_many(&pairs, 25.0, &filter, threads);
+    for (pairs, threads) in [
+        (&pairs, 0),
+        (&pairs, 1),
+        (&pairs, 2),
+        (&pairs, 3),
+        (&wide, 2),
+    ] {
+        let one: Vec<_> = pairs
+            .iter()
+            .map(|&(o, d)| lighting.raycast(o, d, 25.0, &filter))
+            .collect();
+        assert!(one.iter().filter(|h| h.is_some()).count() > 500);
+        let many = lighting.raycast_many(pairs, 25.0, &filter, threads);
         assert_eq!(many.len(), one.len());
         for (k, (a, b)) in many.iter().zip(&one).enumerate() {
             let bits = |h: &Option<RayHit<OccluderId>>| {

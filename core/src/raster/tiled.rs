@@ -32,6 +32,8 @@ pub(crate) struct TileScratch {
     /// The set-up pieces of `tris` that reach the tile being drawn, when one collection serves
     /// several tiles ([`TileDrawer::draw_collected`]).
     items: Vec<u32>,
+    /// The pixel rectangle `tris` was collected for.
+    collected: [i32; 4],
     /// Vertices transformed for the instance being drawn, direct-mapped by index: the
     /// triangles of a mesh share vertices (a height field's, six each), so most are found
     /// here instead of transformed again. Tagged with `epoch`, which each instance moves on.
@@ -186,9 +188,11 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
     /// `rect` (inclusive): one hierarchy walk and one vertex transform for all the tiles of a
     /// rectangle, which [`TileDrawer::draw_collected`] then draws one by one.
     pub(crate) fn collect(&self, rect: [i32; 4], scratch: &mut TileScratch, which: Instances<'_>) {
+        crate::zone!("penumbra::raster::collect tiles");
         let (clip_planes, n) = self.planes(rect);
         let clip_planes = &clip_planes[..n];
         scratch.tris.clear();
+        scratch.collected = rect;
         let mut tris = std::mem::take(&mut scratch.tris);
         let mut instance = |i: u32| {
             let inst = &self.instances[i as usize];
@@ -250,6 +254,13 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
     ) -> TileStats {
         crate::zone!("penumbra::raster::draw tile");
         let [x0, y0, x1, y1] = area.clip;
+        let [cx0, cy0, cx1, cy1] = scratch.collected;
+        debug_assert!(
+            x0 > x1 || y0 > y1 || (cx0 <= x0 && cy0 <= y0 && x1 <= cx1 && y1 <= cy1),
+            "a tile drawn from pieces collected for {:?} lies outside it: {:?}",
+            scratch.collected,
+            area.clip
+        );
         scratch.items.clear();
         scratch
             .items

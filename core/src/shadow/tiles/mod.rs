@@ -495,7 +495,7 @@ impl Tiled {
         let (render, layout) = (AtomicU64::new(0), AtomicU64::new(0));
         // Helper threads start per call: worth it only for a good number of tiles.
         let threads = if plans.len() >= 8 { self.threads } else { 1 };
-        let jobs = self.jobs(plans);
+        let jobs = self.jobs(plans, threads);
         crate::raster::run_parallel(jobs.into_iter(), threads, |job| {
             // Once the deadline has passed the remaining tiles stay undrawn.
             if crate::deadline::expired() {
@@ -540,7 +540,12 @@ impl Tiled {
                     SCRATCH.with_borrow_mut(|scratch| {
                         drawer.collect(rect, scratch, Instances::All);
                         let mut start = start;
-                        for &t in &tiles {
+                        for (k, &t) in tiles.iter().enumerate() {
+                            // A block started before the deadline stops at it too; the tiles
+                            // left stay undrawn (`ensure` reports them).
+                            if k > 0 && crate::deadline::expired() {
+                                break;
+                            }
                             let mut values = TileValues::cleared(self.format, self.clear);
                             drawer.draw_collected(area(t), values.buf(), scratch);
                             finish(t, values, None, start);
@@ -586,7 +591,10 @@ impl Tiled {
     /// [`GROUP`]² tiles of one slice (one walk of the hierarchies and one vertex set-up
     /// serve the block's tiles: neighbouring tiles share most of their triangles, and a
     /// large triangle reaches many tiles); tiles with layers are drawn one by one.
-    fn jobs(&self, plans: Vec<(usize, Plan)>) -> Vec<Job> {
+    ///
+    /// With fewer jobs than `threads` (a small map, or few tiles in few blocks), the largest
+    /// blocks are split in halves until every thread has a job or every block is one tile.
+    fn jobs(&self, plans: Vec<(usize, Plan)>, threads: usize) -> Vec<Job> {
         let per = self.per_slice();
         let blocks = self.tiles.div_ceil(GROUP) as usize;
         let mut groups: std::collections::HashMap<usize, Vec<usize>> = Default::default();
@@ -608,7 +616,18 @@ impl Tiled {
         let mut groups: Vec<(usize, Vec<usize>)> = groups.into_iter().collect();
         // A fixed order (the map's), so that runs are repeatable.
         groups.sort_unstable_by_key(|g| g.0);
-        jobs.extend(groups.into_iter().map(|(_, tiles)| Job::Group(tiles)));
+        let mut groups: Vec<Vec<usize>> = groups.into_iter().map(|(_, tiles)| tiles).collect();
+        while jobs.len() + groups.len() < threads {
+            let Some(largest) = groups.iter_mut().max_by_key(|g| g.len()) else {
+                break;
+            };
+            if largest.len() < 2 {
+                break;
+            }
+            let half = largest.split_off(largest.len() / 2);
+            groups.push(half);
+        }
+        jobs.extend(groups.into_iter().map(Job::Group));
         jobs
     }
 
