@@ -4,6 +4,7 @@
 use glam::{Vec3, Vec4};
 
 use super::TriangleRay;
+use crate::cpu::prefetch_range;
 use crate::raster::index::{Node, Quad};
 
 /// Unit roundoff of f32 (2⁻²⁴).
@@ -240,7 +241,9 @@ fn descend(
                         let entry = (q.link[l], q.count[l], tl);
                         if entry.1 == 0 {
                             let q = quads.as_ptr().wrapping_add(entry.0 as usize);
-                            prefetch(q.cast(), size_of::<Quad>());
+                            // Boxes put off on the stack are fetched while the nearest one is
+                            // walked: the bottom of a big mesh's tree is not in cache.
+                            prefetch_range(q.cast(), size_of::<Quad>());
                         } else {
                             warm.leaf(entry.0);
                         }
@@ -300,34 +303,11 @@ impl Warm {
     /// Asks for the first item of the leaf that starts at `first`.
     #[inline(always)]
     fn leaf(self, first: u32) {
-        prefetch(
+        prefetch_range(
             self.base.wrapping_add(first as usize * self.size),
             self.size,
         );
     }
-}
-
-/// Asks for the cache lines of the `bytes` bytes at `p`: boxes put off on the stack are
-/// fetched while the nearest one is walked, since the bottom of a big mesh's tree and its
-/// triangles are not in cache. A hint only: it reads nothing and never faults, whatever the
-/// address, so the pointer need not point into anything.
-#[inline(always)]
-fn prefetch(p: *const u8, bytes: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        let mut at = 0;
-        while at < bytes {
-            // SAFETY: SSE is part of x86_64, and a prefetch never faults.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(at).cast()) };
-            at += 64;
-        }
-        // The last line of an item that straddles one more.
-        // SAFETY: as above.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(bytes - 1).cast()) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (p, bytes);
 }
 
 /// One stack entry of [`descend`] on a fresh stack, for the (never expected) overflow of one.

@@ -103,8 +103,9 @@ const GROUP: u32 = 4;
 enum Job {
     /// Tiles drawn whole, all of one block of one slice (global indices).
     Group(Vec<usize>),
-    /// A tile with its plan.
-    One(usize, Plan),
+    /// A tile under moving occluders: drawn without `moving` into a new layer, then with them
+    /// over it (`None`), or only them over a copy of its kept layer.
+    Layered(usize, Vec<u32>, Option<TileValues>),
 }
 
 /// Tiles a need list holds before it turns into a bitmap.
@@ -553,7 +554,7 @@ impl Tiled {
                         }
                     });
                 }
-                Job::One(t, plan) => {
+                Job::Layered(t, moving, kept) => {
                     let start = Instant::now();
                     let drawer = &drawers[t / per];
                     let draw = |values: &mut TileValues, which: Instances<'_>| {
@@ -561,20 +562,15 @@ impl Tiled {
                             drawer.draw_some(area(t), values.buf(), scratch, which)
                         });
                     };
-                    let (values, layer) = match plan {
-                        Plan::Whole => {
-                            let mut values = TileValues::cleared(self.format, self.clear);
-                            draw(&mut values, Instances::All);
-                            (values, None)
-                        }
-                        Plan::NewLayer(moving) => {
+                    let (values, layer) = match kept {
+                        None => {
                             let mut base = TileValues::cleared(self.format, self.clear);
                             draw(&mut base, Instances::AllBut(&moving));
                             let mut values = base.clone();
                             draw(&mut values, Instances::Only(&moving));
                             (values, Some(Layer { moving, base }))
                         }
-                        Plan::OverLayer(moving, mut values) => {
+                        Some(mut values) => {
                             draw(&mut values, Instances::Only(&moving));
                             (values, None)
                         }
@@ -597,7 +593,8 @@ impl Tiled {
     fn jobs(&self, plans: Vec<(usize, Plan)>, threads: usize) -> Vec<Job> {
         let per = self.per_slice();
         let blocks = self.tiles.div_ceil(GROUP) as usize;
-        let mut groups: std::collections::HashMap<usize, Vec<usize>> = Default::default();
+        // (block, tile) of the tiles drawn whole.
+        let mut whole = Vec::new();
         let mut jobs = Vec::new();
         for (t, plan) in plans {
             match plan {
@@ -607,16 +604,18 @@ impl Tiled {
                         (local % self.tiles / GROUP) as usize,
                         (local / self.tiles / GROUP) as usize,
                     );
-                    let key = (slice * blocks + by) * blocks + bx;
-                    groups.entry(key).or_default().push(t);
+                    whole.push(((slice * blocks + by) * blocks + bx, t));
                 }
-                plan => jobs.push(Job::One(t, plan)),
+                Plan::NewLayer(moving) => jobs.push(Job::Layered(t, moving, None)),
+                Plan::OverLayer(moving, base) => jobs.push(Job::Layered(t, moving, Some(base))),
             }
         }
-        let mut groups: Vec<(usize, Vec<usize>)> = groups.into_iter().collect();
-        // A fixed order (the map's), so that runs are repeatable.
-        groups.sort_unstable_by_key(|g| g.0);
-        let mut groups: Vec<Vec<usize>> = groups.into_iter().map(|(_, tiles)| tiles).collect();
+        // In the map's order, so that runs are repeatable.
+        whole.sort_unstable();
+        let mut groups: Vec<Vec<usize>> = whole
+            .chunk_by(|a, b| a.0 == b.0)
+            .map(|block| block.iter().map(|&(_, t)| t).collect())
+            .collect();
         while jobs.len() + groups.len() < threads {
             let Some(largest) = groups.iter_mut().max_by_key(|g| g.len()) else {
                 break;
