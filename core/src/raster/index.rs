@@ -577,6 +577,16 @@ impl MeshIndex {
         self.bvh.visit(planes, f);
     }
 
+    /// Asks for the first `bytes` of the hierarchy's nodes and item order (a hint).
+    pub(super) fn prefetch(&self, bytes: usize) {
+        let (nodes, order) = (&self.bvh.nodes, &self.bvh.order);
+        crate::cpu::prefetch_range(
+            nodes.as_ptr().cast(),
+            (nodes.len() * std::mem::size_of::<Node>()).min(bytes),
+        );
+        crate::cpu::prefetch_range(order.as_ptr().cast(), (order.len() * 4).min(bytes));
+    }
+
     /// The bounds of the drawable triangles.
     pub(super) fn bounds(&self) -> Option<([f32; 3], [f32; 3])> {
         self.bvh.root()

@@ -119,6 +119,23 @@ impl Mesh {
         self.index.get_or_init(|| Arc::new(MeshIndex::new(self)))
     }
 
+    /// Asks for the first records a walk of the mesh reads (its hierarchy's top nodes, the
+    /// first vertices and indices) to be brought into the cache: a hint, for a caller about
+    /// to draw it.
+    #[inline]
+    pub(crate) fn prefetch(&self) {
+        const AHEAD: usize = 256;
+        let bytes = |n: usize, size: usize| (n * size).min(AHEAD);
+        crate::cpu::prefetch_range(
+            self.positions.as_ptr().cast(),
+            bytes(self.positions.len(), std::mem::size_of::<Vec3>()),
+        );
+        crate::cpu::prefetch_range(self.indices.as_ptr().cast(), bytes(self.indices.len(), 4));
+        if let Some(index) = self.index.get() {
+            index.prefetch(AHEAD);
+        }
+    }
+
     /// Number of triangles (`indices().len() / 3`).
     #[must_use]
     pub fn triangle_count(&self) -> usize {

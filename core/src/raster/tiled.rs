@@ -17,7 +17,7 @@ use super::index::{InstanceIndex, Plane};
 use super::setup::{self, Tri};
 use super::target::{Storage, TILE_PIXELS, TILE_SIZE};
 use super::tile::Grid;
-use super::{DepthFunc, DepthTarget, Instance, Placed, RasterState, RasterStats};
+use super::{DepthFunc, DepthTarget, Instance, Mesh, Placed, RasterState, RasterStats};
 use crate::cpu::CpuExtension;
 use crate::format::Format;
 
@@ -34,6 +34,8 @@ pub(crate) struct TileScratch {
     items: Vec<u32>,
     /// The pixel rectangle `tris` was collected for.
     collected: [i32; 4],
+    /// The instances a walk of the instance hierarchy reached, in its order.
+    reached: Vec<u32>,
     /// Vertices transformed for the instance being drawn, direct-mapped by index: the
     /// triangles of a mesh share vertices (a height field's, six each), so most are found
     /// here instead of transformed again. Tagged with `epoch`, which each instance moves on.
@@ -194,6 +196,7 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
         scratch.tris.clear();
         scratch.collected = rect;
         let mut tris = std::mem::take(&mut scratch.tris);
+        let mut reached_list = std::mem::take(&mut scratch.reached);
         let mut instance = |i: u32| {
             let inst = &self.instances[i as usize];
             // The product `rasterize` makes per instance, so vertices land on the same bits.
@@ -231,14 +234,41 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
                     Instances::AllBut(list) => list,
                     _ => &[],
                 };
+                // The instances the walk reaches lie scattered in memory, each a chain of
+                // records (the instance, its mesh, the mesh's vertices, indices and
+                // hierarchy): listed first, they are drawn with the records of the next few
+                // asked for ahead, a link of the chain at a time.
+                let mut reached = std::mem::take(&mut reached_list);
+                reached.clear();
                 self.index.visit(&world, |i| {
                     if !skip.contains(&i) {
-                        instance(i);
+                        reached.push(i);
                     }
                 });
+                let record = |k: usize| reached.get(k).map(|&j| &self.instances[j as usize]);
+                for (k, &i) in reached.iter().enumerate() {
+                    if let Some(p) = record(k + 4) {
+                        crate::cpu::prefetch_range(
+                            (p as *const P).cast(),
+                            std::mem::size_of::<P>(),
+                        );
+                    }
+                    if let Some(p) = record(k + 2) {
+                        crate::cpu::prefetch_range(
+                            (p.mesh() as *const Mesh).cast(),
+                            std::mem::size_of::<Mesh>(),
+                        );
+                    }
+                    if let Some(p) = record(k + 1) {
+                        p.mesh().prefetch();
+                    }
+                    instance(i);
+                }
+                reached_list = reached;
             }
         }
         scratch.tris = tris;
+        scratch.reached = reached_list;
     }
 
     /// Draws into `buf` (with the depth test, over what it holds) the pieces of the last

@@ -25,39 +25,66 @@ unsafe impl Send for KeyWriter<'_> {}
 unsafe impl Sync for KeyWriter<'_> {}
 
 impl KeyPtr {
-    /// Writes the keys of padded texels `(first.., q)` (consecutive) into the two entry rows
-    /// padded row `q` belongs to: upper keys of entry row q, lower keys of entry row q − 1
-    /// (bounds-checked once for the run).
+    /// Writes one entry row's keys for the consecutive positions `first..` of padded rows `r`
+    /// (`upper`, the entries' first keys) and `r + 1` (`lower`, their second keys): whole
+    /// entries when both are given, one half of each otherwise (the other half belongs to
+    /// another region). Bounds-checked once for the run.
     ///
     /// # Safety
     /// No other thread reads or writes those keys meanwhile.
     #[inline(always)]
-    unsafe fn put_row(self, q: usize, first: usize, stride: usize, pairs: usize, run: &[i32]) {
-        let n = run.len();
+    unsafe fn put_entries(
+        self,
+        r: usize,
+        first: usize,
+        stride: usize,
+        upper: Option<&[i32]>,
+        lower: Option<&[i32]>,
+    ) {
+        let n = upper.or(lower).map_or(0, <[i32]>::len);
         if n == 0 {
             return;
         }
-        let upper = (q < pairs).then(|| 2 * (q * stride + first));
-        let lower = (q >= 1).then(|| 2 * ((q - 1) * stride + first) + 1);
+        let start = 2 * (r * stride + first);
         let len = match self {
             KeyPtr::U16(_, len) | KeyPtr::I32(_, len) => len,
         };
-        for start in [upper, lower].into_iter().flatten() {
-            assert!(start + 2 * (n - 1) < len, "keys {start}.. of {len}");
-            // SAFETY: every index start + 2k (k < n) is in bounds (checked); exclusive by the
-            // caller's contract.
-            unsafe {
-                match self {
-                    KeyPtr::U16(p, _) => {
-                        let p = p.add(start);
-                        for (k, &key) in run.iter().enumerate() {
-                            p.add(2 * k).write(key as u16);
-                        }
+        assert!(start + 2 * n <= len, "keys {start}+{} of {len}", 2 * n);
+        // SAFETY (every write): in bounds (checked); exclusive by the caller's contract.
+        unsafe {
+            match (self, upper, lower) {
+                // Both halves: one two-key write per entry, which compiles to interleaving
+                // vector stores (a half written alone is a store per key).
+                (KeyPtr::U16(p, _), Some(u), Some(l)) => {
+                    let p = p.add(start).cast::<[u16; 2]>();
+                    for (k, (&a, &b)) in u.iter().zip(&l[..n]).enumerate() {
+                        p.add(k).write_unaligned([a as u16, b as u16]);
                     }
-                    KeyPtr::I32(p, _) => {
-                        let p = p.add(start);
-                        for (k, &key) in run.iter().enumerate() {
-                            p.add(2 * k).write(key);
+                }
+                (KeyPtr::I32(p, _), Some(u), Some(l)) => {
+                    let p = p.add(start).cast::<[i32; 2]>();
+                    for (k, (&a, &b)) in u.iter().zip(&l[..n]).enumerate() {
+                        p.add(k).write_unaligned([a, b]);
+                    }
+                }
+                (_, half_u, half_l) => {
+                    let (run, at) = match (half_u, half_l) {
+                        (Some(u), _) => (u, start),
+                        (None, Some(l)) => (l, start + 1),
+                        (None, None) => return,
+                    };
+                    match self {
+                        KeyPtr::U16(p, _) => {
+                            let p = p.add(at);
+                            for (k, &key) in run.iter().enumerate() {
+                                p.add(2 * k).write(key as u16);
+                            }
+                        }
+                        KeyPtr::I32(p, _) => {
+                            let p = p.add(at);
+                            for (k, &key) in run.iter().enumerate() {
+                                p.add(2 * k).write(key);
+                            }
                         }
                     }
                 }
@@ -169,33 +196,50 @@ impl KeyWriter<'_> {
             }
         };
         // Inside: padded (x + 2, y + 2) repeats texel (x, y) in every address mode; keys a run
-        // of texels at a time, straight from their bytes.
+        // of texels at a time, straight from their bytes. Entry row r pairs padded rows r and
+        // r + 1, so the region's texel rows q0..=q1 (padded) fill entry rows q0..q1 whole and
+        // one half of entry rows q0 − 1 (lower keys) and q1 (upper keys): each entry is
+        // written once, from two rows of keys.
         const RUN: u32 = 64;
-        let mut run_keys = [0i32; RUN as usize];
+        let mut rows = [[0i32; RUN as usize]; 2];
+        let [above, below] = &mut rows;
+        let (mut above, mut below) = (above, below);
         // The entry rows are a whole padded row of keys apart (16 KiB for a 2048² D32 map),
         // too far for the hardware prefetcher: each row's first store would wait for its
         // lines. Fetch the rows this loop writes two rows ahead.
-        let ahead = |q: usize| {
-            let first = 2 * (q * stride + x0 as usize + 2);
+        let ahead = |r: usize| {
+            let first = 2 * (r * stride + x0 as usize + 2);
             keys.prefetch(first, 2 * (x1 - x0 + 1) as usize);
         };
-        ahead(y0 as usize + 1);
-        ahead(y0 as usize + 2);
-        for y in y0..=y1 {
-            let q = y as usize + 2;
-            ahead(q + 1);
-            let mut x = x0;
-            while x <= x1 {
-                let len = (x1 - x + 1).min(RUN) as usize;
-                let start = (y as usize * w as usize + x as usize) * bpt;
-                let run = &mut run_keys[..len];
-                pad.keymap
-                    .keys_of_row(pad.format, level.range(start, len * bpt), run);
-                let first = x as usize + 2;
-                // SAFETY: these positions are this rectangle's (the caller's contract).
-                unsafe { keys.put_row(q, first, stride, pairs, run) };
-                x += len as u32;
+        let row_keys = |y: u32, x: u32, out: &mut [i32]| {
+            let start = (y as usize * w as usize + x as usize) * bpt;
+            pad.keymap
+                .keys_of_row(pad.format, level.range(start, out.len() * bpt), out);
+        };
+        let (q0, q1) = (y0 as usize + 2, y1 as usize + 2);
+        let mut x = x0;
+        while x <= x1 {
+            let len = (x1 - x + 1).min(RUN) as usize;
+            let first = x as usize + 2;
+            ahead(q0 - 1);
+            ahead(q0);
+            row_keys(y0, x, &mut above[..len]);
+            // SAFETY (each `put_entries`): these halves are this rectangle's (the caller's
+            // contract); q0 ≥ 2, and q1 < pairs = h + 3.
+            unsafe { keys.put_entries(q0 - 1, first, stride, None, Some(&above[..len])) };
+            for y in y0 + 1..=y1 {
+                let r = y as usize + 1;
+                ahead(r + 2);
+                row_keys(y, x, &mut below[..len]);
+                unsafe {
+                    keys.put_entries(r, first, stride, Some(&above[..len]), Some(&below[..len]))
+                };
+                std::mem::swap(&mut above, &mut below);
             }
+            if q1 < pairs {
+                unsafe { keys.put_entries(q1, first, stride, Some(&above[..len]), None) };
+            }
+            x += len as u32;
         }
         // The two pads on each side: each repeats some texel (WRAP: one far away; CLAMP,
         // MIRROR: the edge's) or is the border, which belongs to the nearest texel's region.

@@ -561,7 +561,7 @@ mod refresh_tests {
         let funcs = [ComparisonFunc::LessEqual, ComparisonFunc::Greater];
         for round in 0..120 {
             let format = formats[round % formats.len()];
-            let (w, h) = (1 + rng.below_mod(70) as u32, 1 + rng.below_mod(40) as u32);
+            let (w, h) = (1 + rng.below_mod(150) as u32, 1 + rng.below_mod(40) as u32);
             let desc = TextureDesc::new_2d(format, w, h);
             let mut data = vec![0u8; desc.total_bytes() as usize];
             for b in &mut data {
@@ -587,7 +587,9 @@ mod refresh_tests {
                 let y1 = (y + rng.below_mod(9) as u32).min(h - 1);
                 let mut x = 0;
                 while x < w {
-                    let x1 = (x + rng.below_mod(33) as u32).min(w - 1);
+                    // Mostly tile-sized, sometimes wider than the refresh's 64-texel runs.
+                    let reach = if rng.below_mod(4) == 0 { 100 } else { 33 };
+                    let x1 = (x + rng.below_mod(reach) as u32).min(w - 1);
                     lazy.refresh(tex.subresource(0, 0), [x, y, x1, y1]);
                     x = x1 + 1;
                 }
