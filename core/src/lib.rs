@@ -30,6 +30,7 @@ pub mod gltf;
 pub mod msad4;
 #[cfg(feature = "png")]
 pub mod picture;
+mod pool;
 pub mod profile;
 pub mod raster;
 pub mod sample;

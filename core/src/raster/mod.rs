@@ -409,6 +409,18 @@ where
             }
         }
     };
+    if threads > 1 {
+        // The pool's parked helpers first; threads of its own when the pool is serving
+        // another pass.
+        let total = std::sync::atomic::AtomicU64::new(0);
+        let task = || {
+            let sum = crate::deadline::with_deadline(deadline, worker);
+            total.fetch_add(sum, std::sync::atomic::Ordering::Relaxed);
+        };
+        if crate::pool::run(threads - 1, &task) {
+            return total.into_inner();
+        }
+    }
     std::thread::scope(|s| {
         let helpers: Vec<_> = (1..threads)
             .map(|_| s.spawn(|| crate::deadline::with_deadline(deadline, worker)))
