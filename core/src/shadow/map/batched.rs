@@ -182,9 +182,7 @@ impl ShadowMap {
             }
             let reader = self.batch_reader(|t, needs| {
                 for (slice, list) in lists.iter().enumerate() {
-                    for &uv in &list.uv[..list.points * taps] {
-                        t.need_2d(needs, slice, uv);
-                    }
+                    t.need_2d_taps(needs, slice, &list.uv[..list.points * taps]);
                 }
             });
             for (slice, list) in lists.iter().enumerate() {
@@ -312,9 +310,7 @@ impl ShadowMap {
             }
             let reader = self.batch_reader(|t, needs| {
                 for (face, list) in uv.iter().enumerate() {
-                    for &c in list {
-                        t.need_2d(needs, face, c);
-                    }
+                    t.need_2d_taps(needs, face, list);
                 }
                 for (coord, _, _) in &seams {
                     self.need_coord(t, needs, coord);
@@ -489,11 +485,17 @@ impl ShadowMap {
         if let Some(t) = self.tiled() {
             let batched = self.batched_slices();
             let mut needs = t.needs();
+            // Each slice's taps in their order (a filter's taps next to each other), marked
+            // together.
+            let mut uv = vec![Vec::new(); batched.len()];
             for c in coords {
                 match self.route(c, &batched) {
-                    Route::Batch(s, at) => t.need_2d(&mut needs, s, at),
+                    Route::Batch(s, at) => uv[s].push(at),
                     Route::Scalar(coord) => self.need_coord(t, &mut needs, &coord),
                 }
+            }
+            for (s, list) in uv.iter().enumerate() {
+                t.need_2d_taps(&mut needs, s, list);
             }
             t.ensure(&needs);
         }
@@ -550,9 +552,7 @@ impl ShadowMap {
     /// Marks the tiles the sorted lookups read.
     fn mark(&self, t: &Tiled, needs: &mut Needs, sorted: &Sorted) {
         for (s, list) in sorted.uv.iter().enumerate() {
-            for &c in list {
-                t.need_2d(needs, s, c);
-            }
+            t.need_2d_taps(needs, s, list);
         }
         for (coord, _) in &sorted.scalar {
             self.need_coord(t, needs, coord);

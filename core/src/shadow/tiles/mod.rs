@@ -347,6 +347,61 @@ impl Tiled {
         self.need_tiles(needs, slice, xs, ys);
     }
 
+    /// [`Tiled::need_2d`] for every tap of `taps`, with the same result. Taps near each other
+    /// mostly read one tile: while a tap's whole footprint stays inside the tile of the tap
+    /// before it, it is passed over with four comparisons (a texel's floor lies in a range of
+    /// integers exactly when the texel coordinate does).
+    pub(crate) fn need_2d_taps(&self, needs: &mut Needs, slice: usize, taps: &[[f32; 2]]) {
+        if slice >= self.view_proj.len() {
+            return;
+        }
+        if self.wrap[0] || self.wrap[1] {
+            for &c in taps {
+                self.need_2d(needs, slice, c);
+            }
+            return;
+        }
+        let n = self.resolution as f32;
+        let last = (self.resolution - 1) / MAP_TILE;
+        // The texel coordinates `x` whose footprint (texels ⌊x⌋ − 1 ..= ⌊x⌋ + 2, clamped to the
+        // map) lies inside tile `t`: none when the footprint spans two tiles. Infinite and NaN
+        // coordinates fall outside every range.
+        let range = |x: f32| -> [f32; 2] {
+            let t = texel_floor(x);
+            let n = i64::from(self.resolution);
+            let tile = i64::from(MAP_TILE);
+            let (a, b) = (
+                (t - 1).clamp(0, n - 1) / tile,
+                (t + 2).clamp(0, n - 1) / tile,
+            );
+            if !x.is_finite() || a != b {
+                return [f32::INFINITY, f32::NEG_INFINITY];
+            }
+            let lo = if a == 0 {
+                -f32::MAX
+            } else {
+                (a * tile + 1) as f32
+            };
+            let hi = if a as u32 == last {
+                f32::MAX
+            } else {
+                (a * tile + tile - 2) as f32
+            };
+            [lo, hi]
+        };
+        let mut window = [[f32::INFINITY, f32::NEG_INFINITY]; 2];
+        for &[u, v] in taps {
+            // The same arithmetic as `need_2d` on an axis that does not wrap.
+            let (x, y) = (u * n - 0.5, v * n - 0.5);
+            let inside = |x: f32, [lo, hi]: [f32; 2]| x >= lo && x < hi;
+            if inside(x, window[0]) && inside(y, window[1]) {
+                continue;
+            }
+            self.need_2d(needs, slice, [u, v]);
+            window = [range(x), range(y)];
+        }
+    }
+
     fn need_tiles(
         &self,
         needs: &mut Needs,
@@ -829,4 +884,76 @@ fn screen_rect(vp: &Mat4, b: &Aabb, n: u32) -> Option<(u32, u32, u32, u32)> {
         return Some((1, 1, 0, 0));
     }
     Some((x0, y0, x1, y1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shadow::light::Light;
+
+    /// Marking a list of taps at once marks exactly the tiles that marking each tap does:
+    /// clusters of taps a few texels wide (the filters' footprints) round random points, inside
+    /// the map, on its edges and past them, with special values among them; map sizes that are
+    /// and are not whole tiles; clamped, bordered and wrapped axes.
+    #[test]
+    fn marking_taps_at_once_marks_each_taps_tiles() {
+        let mut rng = penumbra_testkit::Rng::xorshift64(0x7461_7073);
+        let modes = [AddressMode::Clamp, AddressMode::Border, AddressMode::Wrap];
+        for round in 0..400 {
+            let resolution = rng.pick(&[1, 31, 32, 33, 64, 100, 256, 2048]);
+            let mut light = Light::directional(Vec3::NEG_Y, 1.0);
+            light.sampler.address_u = rng.pick(&modes);
+            light.sampler.address_v = if round % 2 == 0 {
+                light.sampler.address_u
+            } else {
+                rng.pick(&modes)
+            };
+            let sampler = Sampler::new(light.sampler.to_sampler_desc()).expect("sampler");
+            let tiled = Tiled::new(
+                &sampler,
+                Dimension::Texture2DArray,
+                light.format,
+                resolution,
+                vec![Mat4::IDENTITY; 2],
+                light.raster_state(),
+                1.0,
+                Arc::new(SceneIndex::new(Vec::new())),
+                Arc::new(TileCounters::default()),
+                1,
+            )
+            .expect("a tileable map");
+            let texel = 1.0 / resolution as f32;
+            let mut taps = Vec::new();
+            for _ in 0..rng.index_mod(40) {
+                let centre = [rng.f32_in(-0.1, 1.1), rng.f32_in(-0.1, 1.1)];
+                let spread = rng.pick(&[0.0, 1.0, 2.5, 6.0]);
+                for _ in 0..1 + rng.index_mod(13) {
+                    let mut tap = centre.map(|c| c + rng.f32_in(-spread, spread) * texel);
+                    if rng.below_mod(50) == 0 {
+                        tap[rng.index_mod(2)] = rng.f32_special();
+                    }
+                    taps.push(tap);
+                }
+            }
+            let slice = rng.index_mod(3);
+            let (mut one_by_one, mut at_once) = (tiled.needs(), tiled.needs());
+            for &tap in &taps {
+                tiled.need_2d(&mut one_by_one, slice, tap);
+            }
+            tiled.need_2d_taps(&mut at_once, slice, &taps);
+            let sorted = |n: &Needs| {
+                let mut v: Vec<usize> = n.iter().collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            };
+            assert_eq!(
+                sorted(&at_once),
+                sorted(&one_by_one),
+                "round {round}: {resolution}², {:?}/{:?}, slice {slice}, taps {taps:?}",
+                light.sampler.address_u,
+                light.sampler.address_v
+            );
+        }
+    }
 }
