@@ -482,7 +482,23 @@ impl ShadowMap {
     /// whole map has nothing to draw), so that comparisons made afterwards, from any number
     /// of threads at once, only read.
     pub fn draw_tiles_for(&self, coords: &[Vec3]) {
+        if let Some(needs) = self.tile_needs(coords) {
+            self.draw_needs(&needs);
+        }
+    }
+
+    /// Draws the tiles of `needs` ([`ShadowMap::tile_needs`] of this map, maybe merged) that
+    /// are not drawn yet.
+    pub(crate) fn draw_needs(&self, needs: &Needs) {
         if let Some(t) = self.tiled() {
+            t.ensure(needs);
+        }
+    }
+
+    /// The tiles that comparisons at `coords` read; `None` for a map drawn whole. Threads can
+    /// work these out for parts of a batch at once, then draw the merged set in one pass.
+    pub(crate) fn tile_needs(&self, coords: &[Vec3]) -> Option<Needs> {
+        self.tiled().map(|t| {
             let batched = self.batched_slices();
             let mut needs = t.needs();
             // Each slice's taps in their order (a filter's taps next to each other), marked
@@ -497,8 +513,8 @@ impl ShadowMap {
             for (s, list) in uv.iter().enumerate() {
                 t.need_2d_taps(&mut needs, s, list);
             }
-            t.ensure(&needs);
-        }
+            needs
+        })
     }
 
     /// Where one lookup goes: the batched path of a slice (its 2D position there) when its

@@ -3,6 +3,7 @@
 //! through: one comparison at a time, or recorded, batched and replayed for many receivers.
 
 use super::*;
+use crate::shadow::tiles::Needs;
 
 /// Where a shadow factor's comparisons come from: the map, now ([`Now`]), or — for many
 /// receivers at once — a first pass that records every tap ([`Record`]), one batched lookup of
@@ -108,25 +109,34 @@ pub(super) fn batched<R: Sync>(
     let per = receivers.len().div_ceil(threads * 4);
     let parts: Vec<&[R]> = receivers.chunks(per).collect();
     let records = std::sync::Mutex::new(Vec::with_capacity(parts.len()));
+    // Each part records its taps and works out the tiles they read; the merged tiles are then
+    // drawn in one pass, before any part looks up.
     crate::raster::run_parallel(parts.iter().enumerate(), threads, |(k, part)| {
         let r = record(part);
+        let needs = map.tile_needs(&r.taps);
         records
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push((k, r));
+            .push((k, r, needs));
         0
     });
     let mut records = records.into_inner().unwrap_or_else(|e| e.into_inner());
-    records.sort_unstable_by_key(|(k, _)| *k);
-    let all: Vec<Vec3> = records
-        .iter()
-        .flat_map(|(_, r)| r.taps.iter().copied())
-        .collect();
-    map.draw_tiles_for(&all);
+    records.sort_unstable_by_key(|(k, ..)| *k);
+    let mut merged: Option<Needs> = None;
+    for (_, _, needs) in &mut records {
+        match (&mut merged, needs.take()) {
+            (Some(m), Some(n)) => m.merge(&n),
+            (m @ None, n) => *m = n,
+            (Some(_), None) => {}
+        }
+    }
+    if let Some(needs) = &merged {
+        map.draw_needs(needs);
+    }
     let jobs = parts
         .into_iter()
         .zip(out.chunks_mut(per))
-        .zip(records.iter().map(|(_, r)| r));
+        .zip(records.iter().map(|(_, r, _)| r));
     crate::raster::run_parallel(jobs, threads, |((part, out), record)| {
         finish(part, record, out, true);
         0

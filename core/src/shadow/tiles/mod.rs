@@ -129,6 +129,13 @@ impl Needs {
         }
     }
 
+    /// Adds the tiles of `other` (needs of the same map).
+    pub(crate) fn merge(&mut self, other: &Needs) {
+        for t in other.iter() {
+            self.set(t);
+        }
+    }
+
     fn iter(&self) -> impl Iterator<Item = usize> + '_ {
         let listed = self.list.iter().map(|&t| t as usize);
         let bitmap = self.bits.iter().enumerate().flat_map(|(w, &bits)| {
