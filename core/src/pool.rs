@@ -173,6 +173,21 @@ pub(crate) fn run(helpers: usize, task: &(dyn Fn() + Sync)) -> bool {
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::{Duration, Instant};
+
+    /// `run`, tried again while another test of the same process holds the pool (a pass
+    /// with a panic holds it for as long as the panic message takes); false if it stayed
+    /// busy for ten seconds.
+    fn run_when_free(helpers: usize, task: &(dyn Fn() + Sync)) -> bool {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(10) {
+            if run(helpers, task) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        false
+    }
 
     /// Every item of a shared queue is worked once, over many passes, and a pass started
     /// while another runs is refused rather than mixed in.
@@ -194,10 +209,9 @@ mod tests {
                     nested.fetch_add(1, Ordering::Relaxed);
                 }
             };
-            if run(1 + pass % 3, &task) {
-                assert_eq!(sum.load(Ordering::Relaxed), 999 * 1000 / 2, "pass {pass}");
-                assert!(nested.load(Ordering::Relaxed) >= 1, "pass {pass}");
-            }
+            assert!(run_when_free(1 + pass % 3, &task), "pass {pass} never ran");
+            assert_eq!(sum.load(Ordering::Relaxed), 999 * 1000 / 2, "pass {pass}");
+            assert!(nested.load(Ordering::Relaxed) >= 1, "pass {pass}");
         }
     }
 
@@ -206,25 +220,17 @@ mod tests {
     fn a_panic_reaches_the_caller_and_the_pool_goes_on() {
         let ran = AtomicUsize::new(0);
         let outcome = catch_unwind(AssertUnwindSafe(|| {
-            run(2, &|| {
+            run_when_free(2, &|| {
                 ran.fetch_add(1, Ordering::Relaxed);
                 panic!("a task's panic");
             })
         }));
         assert!(outcome.is_err());
         assert!(ran.load(Ordering::Relaxed) >= 1);
-        // Other tests may hold the pool at this moment: retry until a pass is served.
         let count = AtomicUsize::new(0);
-        let mut served = false;
-        for _ in 0..1000 {
-            if run(1, &|| {
-                count.fetch_add(1, Ordering::Relaxed);
-            }) {
-                served = true;
-                break;
-            }
-            std::thread::yield_now();
-        }
+        let served = run_when_free(1, &|| {
+            count.fetch_add(1, Ordering::Relaxed);
+        });
         assert!(served, "the pool stayed busy after a panic");
         assert!(count.load(Ordering::Relaxed) >= 1);
     }

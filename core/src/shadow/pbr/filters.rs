@@ -123,11 +123,10 @@ pub(super) fn batched<R: Sync>(
     let mut records = records.into_inner().unwrap_or_else(|e| e.into_inner());
     records.sort_unstable_by_key(|(k, ..)| *k);
     let mut merged: Option<Needs> = None;
-    for (_, _, needs) in &mut records {
-        match (&mut merged, needs.take()) {
-            (Some(m), Some(n)) => m.merge(&n),
-            (m @ None, n) => *m = n,
-            (Some(_), None) => {}
+    for needs in records.iter_mut().filter_map(|(_, _, n)| n.take()) {
+        match &mut merged {
+            Some(m) => m.merge(&needs),
+            None => merged = Some(needs),
         }
     }
     if let Some(needs) = &merged {

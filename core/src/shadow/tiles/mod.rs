@@ -375,21 +375,18 @@ impl Tiled {
         // coordinates fall outside every range.
         let range = |x: f32| -> [f32; 2] {
             let t = texel_floor(x);
-            let n = i64::from(self.resolution);
-            let tile = i64::from(MAP_TILE);
-            let (a, b) = (
-                (t - 1).clamp(0, n - 1) / tile,
-                (t + 2).clamp(0, n - 1) / tile,
-            );
-            if !x.is_finite() || a != b {
+            // The tiles `need_2d` marks on an axis that does not wrap.
+            let (tiles, count) = self.axis_tiles(t - 1, t + 2, false);
+            if !x.is_finite() || count != 1 {
                 return [f32::INFINITY, f32::NEG_INFINITY];
             }
+            let (a, tile) = (tiles[0], MAP_TILE);
             let lo = if a == 0 {
                 -f32::MAX
             } else {
                 (a * tile + 1) as f32
             };
-            let hi = if a as u32 == last {
+            let hi = if a == last {
                 f32::MAX
             } else {
                 (a * tile + tile - 2) as f32
