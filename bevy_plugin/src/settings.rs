@@ -14,7 +14,7 @@ pub struct ShadowSettings {
     /// Threads the rasterizer may use when a frame has a single map to render (0 = one per
     /// core). Several maps in one frame are rendered side by side on the `ComputeTaskPool`,
     /// one thread each. The depths written do not depend on it. A single map's extra threads
-    /// are penumbra's own helpers (named `penumbra worker N` in a profiler), started once and
+    /// are penumbra's own helpers (named `penumbra #N` in a profiler), started once and
     /// parked between passes.
     pub raster_threads: usize,
     /// The fraction of a target a [`Viewer`](crate::sight::Viewer) must see to count as

@@ -127,7 +127,8 @@ pub(crate) fn run(helpers: usize, task: &(dyn Fn() + Sync)) -> bool {
         }
         while st.helpers < helpers {
             let started = std::thread::Builder::new()
-                .name(format!("penumbra worker {}", st.helpers + 1))
+                // Short: Linux keeps 15 bytes of a thread's name for profilers.
+                .name(format!("penumbra #{}", st.helpers + 1))
                 .spawn(move || pool.serve());
             if started.is_err() {
                 break;
