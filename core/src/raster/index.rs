@@ -50,12 +50,12 @@ pub(crate) struct Bvh {
     parent: Vec<u32>,
     /// The leaf of each item (`u32::MAX` for items left out), for refits.
     leaf_of: Vec<u32>,
-    /// The hierarchy four children to a node for ray casts, when asked for
-    /// ([`Bvh::with_wide`]); refits keep it.
+    /// The hierarchy four children to a node, for ray casts and the frustum walks of tiles
+    /// ([`Bvh::with_wide`]: every mesh and instance index has it); refits keep it.
     pub(super) wide: Wide,
 }
 
-/// A node of the 4-wide hierarchy that ray casts walk: up to four children, each a box and
+/// A node of the 4-wide hierarchy that ray casts and frustum walks take: up to four children, each a box and
 /// either another [`Quad`] or a leaf of the binary hierarchy, in two cache lines, so that a
 /// ray tests all four boxes with 4-wide arithmetic and one dependent load per level (the
 /// binary tree needs two). Lanes without a child have boxes at +∞ on every axis, which no ray
@@ -359,6 +359,11 @@ impl Bvh {
     fn visit(&self, planes: &[Plane], f: impl FnMut(u32)) {
         #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
         if planes.len() <= simd::PLANES && std::arch::is_x86_feature_detected!("avx2") {
+            if !self.wide.quads.is_empty() {
+                let each = simd::EachPlane::new(planes);
+                // SAFETY: the CPU has AVX2 (checked above).
+                return unsafe { self.visit_quads_avx2(&each, f) };
+            }
             let soa = simd::Planes::new(planes);
             // SAFETY: the CPU has AVX2 (checked above).
             return unsafe { self.visit_avx2(&soa, planes.len(), f) };
@@ -384,6 +389,63 @@ impl Bvh {
             |mask, lo, hi| unsafe { planes.classify(mask, lo, hi) },
             f,
         );
+    }
+
+    /// [`Bvh::visit`] over the 4-wide form: the four children of a quad are tested against one
+    /// plane at a time, lane by lane with [`Plane::classify`]'s arithmetic (so each child is
+    /// kept or dropped, and its planes left to test, as the binary walk would with the same
+    /// mask), and a quad's children are one load instead of a node per level.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    #[target_feature(enable = "avx2")]
+    unsafe fn visit_quads_avx2(&self, planes: &simd::EachPlane, mut f: impl FnMut(u32)) {
+        let quads = &self.wide.quads;
+        let mut stack = [(0u32, 0u32); 64];
+        stack[0] = (0, planes.all());
+        let mut top = 1;
+        while top > 0 {
+            top -= 1;
+            let (at, mask) = stack[top];
+            let quad = &quads[at as usize];
+            // SAFETY: AVX2 is enabled in this function.
+            let (kept, masks) = unsafe { planes.classify_quad(mask, quad) };
+            let lanes = quad.link.iter().zip(&quad.count).zip(masks);
+            for (lane, ((&link, &count), lane_mask)) in lanes.enumerate() {
+                if kept & (1 << lane) == 0 {
+                    continue;
+                }
+                if count > 0 {
+                    for &i in &self.order[link as usize..][..count as usize] {
+                        f(i);
+                    }
+                } else if link == 0 {
+                    // No child in this lane (quad 0 is the root's, never a child).
+                } else if top < stack.len() {
+                    stack[top] = (link, lane_mask);
+                    top += 1;
+                } else {
+                    // Deeper than the trees the builder makes; visit the quad's subtree whole.
+                    self.visit_quad_all(link, &mut f);
+                }
+            }
+        }
+    }
+
+    /// Every item under quad `at`.
+    fn visit_quad_all(&self, at: u32, f: &mut impl FnMut(u32)) {
+        let quad = &self.wide.quads[at as usize];
+        for lane in 0..4 {
+            let (link, count) = (quad.link[lane], quad.count[lane]);
+            if count > 0 {
+                for &i in &self.order[link as usize..][..count as usize] {
+                    f(i);
+                }
+            } else if link != 0 {
+                self.visit_quad_all(link, f);
+            }
+        }
     }
 
     /// The walk of [`Bvh::visit`], with `classify` as [`Plane::classify`] over `count` planes.
@@ -610,7 +672,7 @@ impl MeshIndex {
             })
             .collect();
         MeshIndex {
-            bvh: Bvh::build(&boxes, MESH_LEAF),
+            bvh: Bvh::build(&boxes, MESH_LEAF).with_wide(),
             ray: OnceLock::new(),
         }
     }
@@ -620,13 +682,21 @@ impl MeshIndex {
         self.bvh.visit(planes, f);
     }
 
-    /// Asks for the first `bytes` of the hierarchy's nodes and item order (a hint).
+    /// Asks for the first `bytes` of the hierarchy's nodes (the 4-wide ones the walks take,
+    /// where there are) and item order (a hint).
     pub(super) fn prefetch(&self, bytes: usize) {
-        let (nodes, order) = (&self.bvh.nodes, &self.bvh.order);
-        crate::cpu::prefetch_range(
-            nodes.as_ptr().cast(),
-            (nodes.len() * std::mem::size_of::<Node>()).min(bytes),
-        );
+        let (nodes, quads, order) = (&self.bvh.nodes, &self.bvh.wide.quads, &self.bvh.order);
+        if quads.is_empty() {
+            crate::cpu::prefetch_range(
+                nodes.as_ptr().cast(),
+                (nodes.len() * std::mem::size_of::<Node>()).min(bytes),
+            );
+        } else {
+            crate::cpu::prefetch_range(
+                quads.as_ptr().cast(),
+                (quads.len() * std::mem::size_of::<Quad>()).min(bytes),
+            );
+        }
         crate::cpu::prefetch_range(order.as_ptr().cast(), (order.len() * 4).min(bytes));
     }
 
@@ -762,7 +832,7 @@ impl InstanceIndex {
 mod simd {
     use std::arch::x86_64::*;
 
-    use super::{Plane, RELATIVE_SLACK};
+    use super::{Plane, Quad, RELATIVE_SLACK};
 
     /// Most planes tested this way (two vectors of four).
     pub(super) const PLANES: usize = 8;
@@ -773,6 +843,110 @@ mod simd {
         n: [[[f64; 4]; 4]; 2],
         abs_n: [[[f64; 4]; 3]; 2],
         slack: [[[f64; 4]; 4]; 2],
+    }
+
+    /// Planes one by one (one lane per child of a quad).
+    pub(super) struct EachPlane {
+        /// n.x, n.y, n.z, n.w, |n.x|, |n.y|, |n.z|, abs.x, abs.y, abs.z, abs.w.
+        terms: [[f64; 11]; PLANES],
+        count: usize,
+    }
+
+    impl EachPlane {
+        pub(super) fn new(planes: &[Plane]) -> EachPlane {
+            let mut terms = [[0.0; 11]; PLANES];
+            for (t, p) in terms.iter_mut().zip(planes) {
+                *t = [
+                    p.n.x,
+                    p.n.y,
+                    p.n.z,
+                    p.n.w,
+                    p.n.x.abs(),
+                    p.n.y.abs(),
+                    p.n.z.abs(),
+                    p.abs.x,
+                    p.abs.y,
+                    p.abs.z,
+                    p.abs.w,
+                ];
+            }
+            EachPlane {
+                terms,
+                count: planes.len().min(PLANES),
+            }
+        }
+
+        /// The mask of every plane.
+        pub(super) fn all(&self) -> u32 {
+            (1u32 << self.count) - 1
+        }
+
+        /// [`Plane::classify`] of the four child boxes of `quad` against the planes of `mask`:
+        /// the lanes kept (a bit each) and each lane's mask left. Lanes without a child give
+        /// NaN terms (their boxes are +∞), which keep them: the caller skips them.
+        ///
+        /// # Safety
+        /// The CPU must support AVX2.
+        #[inline(always)]
+        pub(super) unsafe fn classify_quad(&self, mask: u32, quad: &Quad) -> (u32, [u32; 4]) {
+            let mut kept = 0xF;
+            let mut masks = [mask; 4];
+            // SAFETY: AVX2 (the caller's contract); the loads read whole arrays.
+            unsafe {
+                let (mul, add, sub) = (_mm256_mul_pd, _mm256_add_pd, _mm256_sub_pd);
+                let half = _mm256_set1_pd(0.5);
+                let sign = _mm256_set1_pd(-0.0);
+                // Per axis: centre 0.5·(l + h), half extent 0.5·(h − l), magnitude
+                // max(|l|, |h|), as `Plane::box_terms` (exact conversions from f32).
+                let mut c = [_mm256_setzero_pd(); 3];
+                let mut e = [_mm256_setzero_pd(); 3];
+                let mut m = [_mm256_setzero_pd(); 3];
+                for a in 0..3 {
+                    let l = _mm256_cvtps_pd(_mm_loadu_ps(quad.lo[a].as_ptr()));
+                    let h = _mm256_cvtps_pd(_mm_loadu_ps(quad.hi[a].as_ptr()));
+                    c[a] = mul(half, add(l, h));
+                    e[a] = mul(half, sub(h, l));
+                    // f64::max of two non-NaN magnitudes (a NaN bound cannot come from a
+                    // finite box, and makes the other terms NaN anyway).
+                    m[a] = _mm256_max_pd(_mm256_andnot_pd(sign, l), _mm256_andnot_pd(sign, h));
+                }
+                let mut left = mask;
+                while left != 0 {
+                    let k = left.trailing_zeros() as usize;
+                    left &= left - 1;
+                    if k >= self.count {
+                        break;
+                    }
+                    let [nx, ny, nz, nw, ax, ay, az, sx, sy, sz, sw] =
+                        self.terms[k].map(|x| _mm256_set1_pd(x));
+                    // centre = n.w + (n.x·c0 + n.y·c1 + n.z·c2)
+                    let centre = add(nw, add(add(mul(nx, c[0]), mul(ny, c[1])), mul(nz, c[2])));
+                    // reach = |n.x|·e0 + |n.y|·e1 + |n.z|·e2
+                    let reach = add(add(mul(ax, e[0]), mul(ay, e[1])), mul(az, e[2]));
+                    // slack = RELATIVE_SLACK · (abs.w + abs.x·m0 + abs.y·m1 + abs.z·m2)
+                    let sum = add(add(add(sw, mul(sx, m[0])), mul(sy, m[1])), mul(sz, m[2]));
+                    let slack = mul(_mm256_set1_pd(RELATIVE_SLACK), sum);
+                    let neg_slack = _mm256_xor_pd(slack, sign);
+                    let outside = _mm256_movemask_pd(_mm256_cmp_pd::<_CMP_LT_OQ>(
+                        add(centre, reach),
+                        neg_slack,
+                    )) as u32;
+                    kept &= !outside;
+                    if kept == 0 {
+                        break;
+                    }
+                    let inside =
+                        _mm256_movemask_pd(_mm256_cmp_pd::<_CMP_GT_OQ>(sub(centre, reach), slack))
+                            as u32;
+                    for (lane, lane_mask) in masks.iter_mut().enumerate() {
+                        if inside >> lane & 1 != 0 {
+                            *lane_mask &= !(1 << k);
+                        }
+                    }
+                }
+            }
+            (kept, masks)
+        }
     }
 
     impl Planes {
@@ -881,6 +1055,27 @@ mod tests {
         assert!(hits.contains(&7), "{hits:?}");
     }
 
+    /// `count` clip-space planes of random normals, offsets within ±`reach`, pulled back
+    /// through `m`.
+    fn random_planes(
+        rng: &mut penumbra_testkit::Rng,
+        count: usize,
+        reach: f32,
+        m: &Mat4,
+    ) -> Vec<Plane> {
+        (0..count)
+            .map(|_| {
+                let n = DVec4::new(
+                    f64::from(rng.f32_in(-1.0, 1.0)),
+                    f64::from(rng.f32_in(-1.0, 1.0)),
+                    f64::from(rng.f32_in(-1.0, 1.0)),
+                    f64::from(rng.f32_in(-reach, reach)),
+                );
+                Plane::clip(n).through(m)
+            })
+            .collect()
+    }
+
     /// The four-at-a-time classification gives the scalar one's answers: random planes
     /// (clip planes pulled back through random matrices, some with NaN or infinite entries),
     /// random boxes (some with special values), random masks of up to eight planes.
@@ -902,17 +1097,7 @@ mod tests {
         for round in 0..20_000 {
             let count = 1 + rng.index_mod(simd::PLANES);
             let m = Mat4::from_cols_array(&std::array::from_fn(|_| value(&mut rng, 4.0)));
-            let planes: Vec<Plane> = (0..count)
-                .map(|_| {
-                    let n = DVec4::new(
-                        f64::from(rng.f32_in(-1.0, 1.0)),
-                        f64::from(rng.f32_in(-1.0, 1.0)),
-                        f64::from(rng.f32_in(-1.0, 1.0)),
-                        f64::from(rng.f32_in(-2.0, 2.0)),
-                    );
-                    Plane::clip(n).through(&m)
-                })
-                .collect();
+            let planes = random_planes(&mut rng, count, 2.0, &m);
             let a: [f32; 3] = std::array::from_fn(|_| value(&mut rng, 10.0));
             let b: [f32; 3] = std::array::from_fn(|_| value(&mut rng, 10.0));
             let lo = std::array::from_fn(|i| a[i].min(b[i]));
@@ -932,6 +1117,81 @@ mod tests {
         assert!(
             outside > 1000 && dropped > 1000,
             "{outside} outside, {dropped} dropped"
+        );
+    }
+
+    /// The walk over the 4-wide form finds every item the walk over the binary tree finds,
+    /// and every item whose own box is not wholly outside a plane: random boxes (a few
+    /// unbounded or emptied by a refit), random frusta of up to eight planes.
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    #[test]
+    fn the_wide_walk_finds_what_the_binary_walk_finds() {
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        let mut rng = penumbra_testkit::Rng::xorshift64(0x7175_6164);
+        let (mut found, mut missed_by_planes) = (0usize, 0usize);
+        for round in 0..300 {
+            let n = 1 + rng.index_mod(300);
+            let mut boxes: Vec<Option<([f32; 3], [f32; 3])>> = (0..n)
+                .map(|_| {
+                    if rng.below_mod(50) == 0 {
+                        return Some(UNBOUNDED);
+                    }
+                    let c: [f32; 3] = std::array::from_fn(|_| rng.f32_in(-50.0, 50.0));
+                    let e: [f32; 3] = std::array::from_fn(|_| rng.f32_in(0.0, 3.0));
+                    Some((
+                        std::array::from_fn(|a| c[a] - e[a]),
+                        std::array::from_fn(|a| c[a] + e[a]),
+                    ))
+                })
+                .collect();
+            let leaf = 1 + rng.index_mod(4);
+            let mut bvh = Bvh::build(&boxes, leaf).with_wide();
+            if n > 3 && rng.below_mod(4) == 0 {
+                // An item that has nothing drawable any more: its leaf's box may be empty.
+                let i = rng.index_mod(n);
+                boxes[i] = None;
+                bvh.refit(i, &boxes);
+            }
+            let count = 1 + rng.index_mod(simd::PLANES);
+            let m = Mat4::from_cols_array(&std::array::from_fn(|_| rng.f32_in(-1.0, 1.0)));
+            let planes = random_planes(&mut rng, count, 30.0, &m);
+            let mut wide = Vec::new();
+            bvh.visit(&planes, |i| wide.push(i));
+            let mut binary = Vec::new();
+            bvh.visit_with(
+                planes.len(),
+                |mask, lo, hi| Plane::classify(&planes, mask, lo, hi),
+                |i| binary.push(i),
+            );
+            wide.sort_unstable();
+            let len = wide.len();
+            wide.dedup();
+            assert_eq!(wide.len(), len, "round {round}: an item visited twice");
+            for i in &binary {
+                assert!(
+                    wide.binary_search(i).is_ok(),
+                    "round {round}: item {i} missed"
+                );
+            }
+            for (i, b) in boxes.iter().enumerate() {
+                if let Some((lo, hi)) = b
+                    && Plane::classify(&planes, u32::MAX, *lo, *hi).is_some()
+                {
+                    assert!(
+                        wide.binary_search(&(i as u32)).is_ok(),
+                        "round {round}: {i}"
+                    );
+                    found += 1;
+                } else {
+                    missed_by_planes += 1;
+                }
+            }
+        }
+        assert!(
+            found > 1000 && missed_by_planes > 1000,
+            "{found} / {missed_by_planes}"
         );
     }
 

@@ -9,7 +9,7 @@ use super::TriangleRay;
 use super::traversal::{Best, BoxRay, EMPTY_STACK, Stack, Warm, nearest};
 use super::triangle::Leaf4;
 use crate::raster::Mesh;
-use crate::raster::index::{MeshIndex, Node, Quad, Wide};
+use crate::raster::index::{MeshIndex, Node, Quad};
 
 /// What ray casts read of a mesh, built on its first cast ([`MeshIndex::ray_data`]) and
 /// shared by every instance of the mesh.
@@ -59,7 +59,8 @@ impl MeshIndex {
                 at
             };
             let mut root = self.bvh.nodes.first().copied();
-            let mut quads = Wide::of(&self.bvh.nodes).quads;
+            // The index's own 4-wide form (made with it, for the frustum walks of tiles).
+            let mut quads = self.bvh.wide.quads.clone();
             if let Some(r) = root.as_mut().filter(|r| r.count > 0) {
                 r.first = pack(r.first, r.count);
             }
