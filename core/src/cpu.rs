@@ -141,3 +141,11 @@ pub(crate) fn prefetch_range(p: *const u8, bytes: usize) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (p, bytes);
 }
+
+/// The threads this process may run at once (`std::thread::available_parallelism`, 1 when
+/// unknown), asked once: on Linux the standard library reads the cgroup's CPU quota from
+/// files on every call, which a map render per frame should not pay.
+pub(crate) fn available_threads() -> usize {
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}

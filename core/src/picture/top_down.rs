@@ -58,9 +58,7 @@ impl TopDown {
     /// A map of `f(world point at height y)` in [0, 1] through [`ramp`].
     pub fn field(&self, y: f32, f: impl Fn(Vec3) -> f32 + Sync) -> RgbImage {
         let rows: Vec<Vec<Rgb<u8>>> = std::thread::scope(|s| {
-            let threads = std::thread::available_parallelism()
-                .map_or(1, |n| n.get())
-                .min(8) as u32;
+            let threads = crate::cpu::available_threads().min(8) as u32;
             let chunk = self.height.div_ceil(threads);
             let f = &f;
             let handles: Vec<_> = (0..threads)

@@ -211,7 +211,7 @@ impl Scene {
 
     pub(crate) fn thread_count(&self) -> usize {
         if self.threads == 0 {
-            std::thread::available_parallelism().map_or(1, |n| n.get())
+            crate::cpu::available_threads()
         } else {
             self.threads
         }

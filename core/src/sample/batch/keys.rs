@@ -4,6 +4,16 @@
 
 use super::*;
 
+/// How [`KernelPlan::build`] makes a key image.
+pub(super) enum Fill {
+    /// Built now from the level's texels.
+    Eager,
+    /// Left to be filled region by region (`KeyWriter::refresh`): in the given image when it
+    /// has the size and key type (its contents are stale until refreshed), else in a new
+    /// zeroed one.
+    Lazy(Option<Keys>),
+}
+
 /// The key image and the constants every kernel reads.
 #[derive(Debug)]
 pub(super) struct KernelPlan {
@@ -224,14 +234,15 @@ impl KernelPlan {
 
     /// The key image of one level, padded by two texels per side (R28–R37 baked in).
     ///
-    /// `lazy`: the image is left zeroed (untouched memory) and filled later by `refresh`.
+    /// [`Fill::Lazy`]: the image is left as it is (a new one zeroed, untouched memory) and
+    /// filled later by `refresh`.
     pub(super) fn build(
         sampler: &Sampler,
         tex: &Texture,
         mip: u32,
         slice: u32,
         linear: bool,
-        lazy: bool,
+        fill: Fill,
     ) -> Option<Self> {
         let format = tex.format();
         let map = FuncMap::new(sampler.desc.comparison_func);
@@ -253,14 +264,18 @@ impl KernelPlan {
         let cols = pads(w, sampler.desc.address_u);
         let rows = pads(h, sampler.desc.address_v);
         let border = keymap.border_key(sampler.desc.border_color, format);
-        if lazy {
+        if let Fill::Lazy(spare) = fill {
             let pairs = (rows.len() - 1) * cols.len();
-            let keys = if keymap.kind == RefKind::Unorm && keymap.max <= u32::from(u16::MAX) {
-                Keys::U16(crate::zeroed::zeroed_vec(2 * pairs)?)
-            } else {
-                let v = crate::zeroed::zeroed_vec(2 * pairs)?;
-                advise_huge_pages(&v);
-                Keys::I32(v)
+            let narrow = keymap.kind == RefKind::Unorm && keymap.max <= u32::from(u16::MAX);
+            let keys = match spare {
+                Some(Keys::U16(v)) if narrow && v.len() == 2 * pairs => Keys::U16(v),
+                Some(Keys::I32(v)) if !narrow && v.len() == 2 * pairs => Keys::I32(v),
+                _ if narrow => Keys::U16(crate::zeroed::zeroed_vec(2 * pairs)?),
+                _ => {
+                    let v = crate::zeroed::zeroed_vec(2 * pairs)?;
+                    advise_huge_pages(&v);
+                    Keys::I32(v)
+                }
             };
             consts.prefetch = keys.bytes() > PREFETCH_BYTES;
             let padding = Padding {

@@ -280,7 +280,7 @@ impl KeyWriter<'_> {
 
 /// A key image taken from a dropped batch, for a lazy batch of the same shape.
 #[derive(Debug)]
-pub(crate) struct SpareKeys(Keys);
+pub(crate) struct SpareKeys(pub(super) Keys);
 
 impl CmpBatch {
     /// The key image of a lazy batch (filled region by region), for reuse.
@@ -288,27 +288,6 @@ impl CmpBatch {
         match self.plan {
             Plan::Kernel(plan) if plan.padding.is_some() => Some(SpareKeys(plan.keys)),
             _ => None,
-        }
-    }
-
-    /// Puts `spare` in place of this lazy batch's untouched key image when it has the same size
-    /// and key type (its old contents stay: the caller refreshes every region it reads before
-    /// reading it); gives it back otherwise.
-    pub(crate) fn adopt_keys(&mut self, spare: SpareKeys) -> Option<SpareKeys> {
-        let Plan::Kernel(plan) = &mut self.plan else {
-            return Some(spare);
-        };
-        let fits = plan.padding.is_some()
-            && match (&plan.keys, &spare.0) {
-                (Keys::U16(a), Keys::U16(b)) => a.len() == b.len(),
-                (Keys::I32(a), Keys::I32(b)) => a.len() == b.len(),
-                _ => false,
-            };
-        if fits {
-            plan.keys = spare.0;
-            None
-        } else {
-            Some(spare)
         }
     }
 

@@ -90,7 +90,7 @@ mod avx512;
 
 pub use crate::cpu::CpuExtension;
 
-use keys::{KernelPlan, Keys};
+use keys::{Fill, KernelPlan, Keys};
 pub(crate) use lazy::{KeyWriter, LevelBytes, SpareKeys};
 
 /// The levels this CPU and build support that have a batch kernel of their own, portable first
@@ -268,7 +268,7 @@ impl Sampler {
         self.check_non_normalized(tex)?;
         let coord = Coord([0.0, 0.0, slice as f32, 0.0]);
         let element = Self::element(tex, &coord);
-        let plan = self.plan(tex, element, false);
+        let plan = self.plan(tex, element, Fill::Eager);
         Ok(CmpBatch {
             sampler: *self,
             tex: Some(tex.clone()),
@@ -283,14 +283,24 @@ impl Sampler {
     /// [`CmpBatch::refresh`] as the texels are written (a map drawn tile by tile). `None`
     /// unless the kernels or a constant answer the lookups (never the reference path, which
     /// would read the texture).
-    pub(crate) fn cmp_level_zero_batch_lazy(&self, tex: &Texture, slice: u32) -> Option<CmpBatch> {
+    ///
+    /// `spare`: a key image taken from a dropped lazy batch ([`CmpBatch::take_keys`]), used
+    /// as this batch's image when it has the size and key type (its old contents stay: the
+    /// caller refreshes every region before reading it), so that no new image is allocated
+    /// (and a large one unmapped when it is dropped); dropped otherwise.
+    pub(crate) fn cmp_level_zero_batch_lazy(
+        &self,
+        tex: &Texture,
+        slice: u32,
+        spare: Option<SpareKeys>,
+    ) -> Option<CmpBatch> {
         crate::zone!("penumbra::cmp_level_zero_batch");
         self.check_kind("sample_c", true).ok()?;
         self.check_compare_target("sample_c", tex).ok()?;
         self.check_non_normalized(tex).ok()?;
         let coord = Coord([0.0, 0.0, slice as f32, 0.0]);
         let element = Self::element(tex, &coord);
-        let plan = self.plan(tex, element, true);
+        let plan = self.plan(tex, element, Fill::Lazy(spare.map(|k| k.0)));
         if matches!(plan, Plan::Reference) {
             return None;
         }
@@ -304,7 +314,7 @@ impl Sampler {
         })
     }
 
-    fn plan(&self, tex: &Texture, element: u32, lazy: bool) -> Plan {
+    fn plan(&self, tex: &Texture, element: u32, fill: Fill) -> Plan {
         let func = self.desc.comparison_func;
         match func {
             ComparisonFunc::None | ComparisonFunc::Never => return Plan::Constant(0.0),
@@ -350,7 +360,7 @@ impl Sampler {
         let view = tex.view();
         let mip = view.most_detailed_mip + level;
         let slice = view.first_slice + element;
-        KernelPlan::build(self, tex, mip, slice, linear, lazy).map_or(Plan::Reference, Plan::Kernel)
+        KernelPlan::build(self, tex, mip, slice, linear, fill).map_or(Plan::Reference, Plan::Kernel)
     }
 }
 
@@ -543,9 +553,22 @@ mod refresh_tests {
         }
     }
 
+    /// Where a kernel plan's key image lies.
+    fn keys_at(b: &CmpBatch) -> *const u8 {
+        match &b.plan {
+            Plan::Kernel(p) => match &p.keys {
+                Keys::U16(v) => v.as_ptr().cast(),
+                Keys::I32(v) => v.as_ptr().cast(),
+            },
+            _ => panic!("a kernel plan"),
+        }
+    }
+
     /// A lazy batch refreshed rectangle by rectangle over the whole level holds the key image
     /// an eager build makes, for every address mode a tiled map uses, every kernel format,
-    /// odd sizes, and texels of every kind (NaN, ±inf, denormals, −0).
+    /// odd sizes, and texels of every kind (NaN, ±inf, denormals, −0); every other round the
+    /// batch starts from a spare image holding another texture's keys, which it takes over
+    /// and whose every key the refreshes replace.
     #[test]
     fn a_lazy_batch_refreshed_region_by_region_holds_the_eager_key_image() {
         let mut rng = penumbra_testkit::Rng::xorshift64(0x7265_6672);
@@ -580,7 +603,29 @@ mod refresh_tests {
             d.border_color = [rng.f32_in(0.0, 1.0), 0.0, 0.0, 1.0];
             let s = Sampler::new(d).unwrap();
             let eager = s.cmp_level_zero_batch(&tex, 0).unwrap();
-            let mut lazy = s.cmp_level_zero_batch_lazy(&tex, 0).unwrap();
+            let spare = (round % 2 == 1).then(|| {
+                // The same shape, other texels: stale keys for the new batch.
+                let mut other = tex.subresource(0, 0).to_vec();
+                for b in &mut other {
+                    *b = b.wrapping_add(1 + rng.next_u32() as u8 % 200);
+                }
+                let other = Texture::new(desc, other).unwrap();
+                let mut old = s.cmp_level_zero_batch_lazy(&other, 0, None).unwrap();
+                old.refresh(other.subresource(0, 0), [0, 0, w - 1, h - 1]);
+                old.take_keys().unwrap()
+            });
+            let spare_at = spare.as_ref().map(|k| match &k.0 {
+                Keys::U16(v) => v.as_ptr().cast::<u8>(),
+                Keys::I32(v) => v.as_ptr().cast::<u8>(),
+            });
+            let mut lazy = s.cmp_level_zero_batch_lazy(&tex, 0, spare).unwrap();
+            if let Some(at) = spare_at {
+                assert_eq!(
+                    keys_at(&lazy),
+                    at,
+                    "round {round}: the spare image is taken over"
+                );
+            }
             // Rectangles of random sizes, row band after row band, covering the level.
             let mut y = 0;
             while y < h {

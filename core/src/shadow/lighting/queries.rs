@@ -105,7 +105,7 @@ impl Lighting {
         const CHUNK: usize = 256;
         let scene = self.scene_index();
         let threads = if threads == 0 {
-            std::thread::available_parallelism().map_or(1, |n| n.get())
+            crate::cpu::available_threads()
         } else {
             threads
         };

@@ -241,25 +241,24 @@ impl Tiled {
             None => (Texture::zeroed_lazy(desc).ok()?, Vec::new()),
         };
         let cube = dimension == Dimension::TextureCube;
+        // Each batch takes a spare key image (the old map's, of the same shape) instead of a
+        // new one.
+        let mut spare_keys = spare_keys.into_iter();
         let batches = if cube {
             // Each face's batch is planned on an untouched 2D texture of the face's size: a lazy
             // batch reads no texel, only the size and format.
             let face_desc = TextureDesc::new_2d(format, resolution, resolution);
             let stand_in = Texture::zeroed_lazy(face_desc).ok()?;
             (0..6)
-                .map(|_| sampler.cmp_level_zero_batch_lazy(&stand_in, 0))
+                .map(|_| sampler.cmp_level_zero_batch_lazy(&stand_in, 0, spare_keys.next()))
                 .collect::<Vec<_>>()
         } else {
             (0..slices)
-                .map(|s| sampler.cmp_level_zero_batch_lazy(&texture, s))
+                .map(|s| sampler.cmp_level_zero_batch_lazy(&texture, s, spare_keys.next()))
                 .collect()
         };
         if batches.iter().any(Option::is_none) {
             return None;
-        }
-        let mut batches = batches;
-        for (batch, keys) in batches.iter_mut().flatten().zip(spare_keys) {
-            let _ = batch.adopt_keys(keys);
         }
         let tiles = resolution.div_ceil(MAP_TILE);
         let per_slice = (tiles * tiles) as usize;
