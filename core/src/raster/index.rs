@@ -55,10 +55,10 @@ pub(crate) struct Bvh {
     pub(super) wide: Wide,
 }
 
-/// A node of the 4-wide hierarchy that ray casts and frustum walks take: up to four children, each a box and
-/// either another [`Quad`] or a leaf of the binary hierarchy, in two cache lines, so that a
-/// ray tests all four boxes with 4-wide arithmetic and one dependent load per level (the
-/// binary tree needs two). Lanes without a child have boxes at +∞ on every axis, which no ray
+/// A node of the 4-wide hierarchy that ray casts and frustum walks take: up to four children,
+/// each a box and either another [`Quad`] or a leaf of the binary hierarchy, in two cache
+/// lines, so that a ray (or a tile's planes) tests all four boxes with 4-wide arithmetic and
+/// one dependent load per level (the binary tree needs two). Lanes without a child have boxes at +∞ on every axis, which no ray
 /// enters.
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(64))]
