@@ -553,13 +553,18 @@ mod refresh_tests {
         }
     }
 
+    /// Where a key image lies.
+    fn image_at(keys: &Keys) -> *const u8 {
+        match keys {
+            Keys::U16(v) => v.as_ptr().cast(),
+            Keys::I32(v) => v.as_ptr().cast(),
+        }
+    }
+
     /// Where a kernel plan's key image lies.
     fn keys_at(b: &CmpBatch) -> *const u8 {
         match &b.plan {
-            Plan::Kernel(p) => match &p.keys {
-                Keys::U16(v) => v.as_ptr().cast(),
-                Keys::I32(v) => v.as_ptr().cast(),
-            },
+            Plan::Kernel(p) => image_at(&p.keys),
             _ => panic!("a kernel plan"),
         }
     }
@@ -614,10 +619,7 @@ mod refresh_tests {
                 old.refresh(other.subresource(0, 0), [0, 0, w - 1, h - 1]);
                 old.take_keys().unwrap()
             });
-            let spare_at = spare.as_ref().map(|k| match &k.0 {
-                Keys::U16(v) => v.as_ptr().cast::<u8>(),
-                Keys::I32(v) => v.as_ptr().cast::<u8>(),
-            });
+            let spare_at = spare.as_ref().map(|k| image_at(&k.0));
             let mut lazy = s.cmp_level_zero_batch_lazy(&tex, 0, spare).unwrap();
             if let Some(at) = spare_at {
                 assert_eq!(
