@@ -2,11 +2,11 @@
 //! moved.
 //!
 //! A tiled map starts with no texel drawn. A query first works out which [`MAP_TILE`]² tiles
-//! its taps read (each tap's 2×2 footprint with a texel of slack, through the sampler's address
-//! mode; for a cube map, across face edges too), draws the missing ones — rasterizing only the
-//! triangles that reach each tile ([`crate::raster`]'s tile drawer over the lighting's
-//! [`InstanceIndex`]) and writing the tile's texels and its part of the batched path's key
-//! image — and then samples as a fully drawn map would. Each drawn tile holds the bits a full
+//! its taps read (each tap's 2×2 footprint, found with the sampler's own arithmetic, through
+//! its address mode; for a cube map, across face edges too), draws the missing ones —
+//! rasterizing only the triangles that reach each tile ([`crate::raster`]'s tile drawer over
+//! the lighting's [`InstanceIndex`]) and writing the tile's texels and its part of the batched
+//! path's key image — and then samples as a fully drawn map would. Each drawn tile holds the bits a full
 //! render gives it, so every answer is the answer of the full map.
 //!
 //! When an occluder changes, [`Tiled::invalidate`] forgets the tiles that its old and new
@@ -191,12 +191,27 @@ pub(crate) struct Tiled {
     partial: OnceLock<Texture>,
 }
 
-/// `floor(v)`: R27's first texel of a bilinear tap (`linear_fixed(v) >> 8`) give or take one,
-/// as a bound (the callers add a texel of slack on each side).
+/// R27's first texel of a tap whose texel-space position, less half a texel, is `x`: the
+/// whole part of `rne(x·256) / 256`, which is `linear_fixed(x) >> 8` — the texel a bilinear
+/// tap reads first and the lower one a point tap (R25/R26, either rounding) can read.
+/// Infinities land far outside any map; NaN gives 0 (R5).
+#[inline]
+fn first_texel(x: f32) -> i64 {
+    // Round half to even without a call to libm's (baseline x86-64 has no rounding
+    // instruction): adding and taking away 1.5·2⁵² rounds an f64 below 2⁵¹ to an integer in
+    // the current (nearest-even) mode. x·256 is exact in f64.
+    const ROUND: f64 = 6_755_399_441_055_744.0;
+    let v = (f64::from(x) * 256.0).clamp(-1e12, 1e12);
+    (((v + ROUND) - ROUND) as i64) >> 8
+}
+
+/// `floor(v)`: R27's first texel give or take one, as a bound for the cube's face
+/// coordinates (computed here apart from the sampler's; the caller adds a texel of slack on
+/// each side).
 #[inline]
 fn texel_floor(v: f32) -> i64 {
-    // floor without a call to libm's (baseline x86-64 has no rounding instruction):
-    // truncation, one down for negative non-integers. NaN clamps to 0 through `as`.
+    // floor without a call to libm's: truncation, one down for negative non-integers. NaN
+    // clamps to 0 through `as`.
     let v = f64::from(v).clamp(-1e12, 1e12);
     let t = v as i64;
     t - i64::from((t as f64) > v)
@@ -334,7 +349,11 @@ impl Tiled {
         (out, len)
     }
 
-    /// Marks the tiles a bilinear tap at (u, v) of `slice` reads, with a texel to spare.
+    /// Marks the tiles a tap at (u, v) of `slice` reads: texels `t₀` and `t₀ + 1` on each axis,
+    /// where `t₀` is R27's first texel, found with the sampler's own f32 arithmetic (the range
+    /// reduction of R24, `fl(U'·N) − 0.5`, then `rne(·256) >> 8`). A bilinear tap reads those
+    /// two texels (one when a weight is 0, R68); a point tap one of them (R25, R26); every
+    /// lookup of a tiled map is one or the other at LOD 0 (D3D11.3 FS 7.18.7–7.18.8).
     #[inline]
     pub(crate) fn need_2d(&self, needs: &mut Needs, slice: usize, [u, v]: [f32; 2]) {
         if slice >= self.view_proj.len() {
@@ -346,17 +365,16 @@ impl Tiled {
         }
         let n = self.resolution as f32;
         let reduce = |c: f32, wrap: bool| if wrap { c - c.floor() } else { c };
-        let tx = texel_floor(reduce(u, self.wrap[0]) * n - 0.5);
-        let ty = texel_floor(reduce(v, self.wrap[1]) * n - 0.5);
-        let xs = self.axis_tiles(tx - 1, tx + 2, self.wrap[0]);
-        let ys = self.axis_tiles(ty - 1, ty + 2, self.wrap[1]);
+        let tx = first_texel(reduce(u, self.wrap[0]) * n - 0.5);
+        let ty = first_texel(reduce(v, self.wrap[1]) * n - 0.5);
+        let xs = self.axis_tiles(tx, tx + 1, self.wrap[0]);
+        let ys = self.axis_tiles(ty, ty + 1, self.wrap[1]);
         self.need_tiles(needs, slice, xs, ys);
     }
 
     /// [`Tiled::need_2d`] for every tap of `taps`, with the same result. Taps near each other
     /// mostly read one tile: while a tap's whole footprint stays inside the tile of the tap
-    /// before it, it is passed over with four comparisons (a texel's floor lies in a range of
-    /// integers exactly when the texel coordinate does).
+    /// before it, it is passed over with four comparisons.
     pub(crate) fn need_2d_taps(&self, needs: &mut Needs, slice: usize, taps: &[[f32; 2]]) {
         if slice >= self.view_proj.len() {
             return;
@@ -369,26 +387,24 @@ impl Tiled {
         }
         let n = self.resolution as f32;
         let last = (self.resolution - 1) / MAP_TILE;
-        // The texel coordinates `x` whose footprint (texels ⌊x⌋ − 1 ..= ⌊x⌋ + 2, clamped to the
-        // map) lies inside tile `t`: none when the footprint spans two tiles. Infinite and NaN
-        // coordinates fall outside every range.
+        // Texel coordinates `x` whose footprint (texels t₀ and t₀ + 1, clamped to the map) lies
+        // inside tile `a`, whose texels are A..=B: t₀ ≥ A holds from x ≥ A on (rne(x·256) ≥
+        // 256·A), t₀ ≤ B − 1 below x = B − 1/128 (rne(x·256) ≤ 256·B − 2). Empty when the
+        // footprint spans two tiles; infinite and NaN coordinates fall outside every range.
         let range = |x: f32| -> [f32; 2] {
-            let t = texel_floor(x);
+            let t = first_texel(x);
             // The tiles `need_2d` marks on an axis that does not wrap.
-            let (tiles, count) = self.axis_tiles(t - 1, t + 2, false);
+            let (tiles, count) = self.axis_tiles(t, t + 1, false);
             if !x.is_finite() || count != 1 {
                 return [f32::INFINITY, f32::NEG_INFINITY];
             }
             let (a, tile) = (tiles[0], MAP_TILE);
-            let lo = if a == 0 {
-                -f32::MAX
-            } else {
-                (a * tile + 1) as f32
-            };
+            let lo = if a == 0 { -f32::MAX } else { (a * tile) as f32 };
             let hi = if a == last {
                 f32::MAX
             } else {
-                (a * tile + tile - 2) as f32
+                // Exact in f32: B < 2¹⁶.
+                (a * tile + tile - 1) as f32 - 1.0 / 128.0
             };
             [lo, hi]
         };
@@ -894,6 +910,129 @@ mod tests {
     use super::*;
     use crate::shadow::light::Light;
 
+    /// An empty tiled map of `slices` slices (a 2D array when more than one) whose sampler
+    /// addresses u and v with `modes`.
+    fn test_map(modes: [AddressMode; 2], resolution: u32, slices: usize) -> Tiled {
+        let mut light = Light::directional(Vec3::NEG_Y, 1.0);
+        (light.sampler.address_u, light.sampler.address_v) = (modes[0], modes[1]);
+        let sampler = Sampler::new(light.sampler.to_sampler_desc()).expect("sampler");
+        let dimension = if slices > 1 {
+            Dimension::Texture2DArray
+        } else {
+            Dimension::Texture2D
+        };
+        Tiled::new(
+            &sampler,
+            dimension,
+            light.format,
+            resolution,
+            vec![Mat4::IDENTITY; slices],
+            light.raster_state(),
+            1.0,
+            Arc::new(SceneIndex::new(Vec::new())),
+            Arc::new(TileCounters::default()),
+            1,
+        )
+        .expect("a tileable map")
+    }
+
+    /// A normalized coordinate of a map `n` texels wide whose `u·N − 0.5` lies a few ulps from
+    /// a texel's whole or half point or from where R27's rounding moves to the next texel,
+    /// within `reach` texels of texel `around` (half the time at the edge of a tile).
+    fn near_rounding(rng: &mut penumbra_testkit::Rng, n: f32, around: f32, reach: f32) -> f32 {
+        let fractions = [
+            0.0,
+            1.0 / 512.0,
+            0.5 - 1.0 / 512.0,
+            0.5,
+            1.0 - 1.0 / 128.0,
+            1.0 - 1.0 / 256.0,
+            1.0 - 1.0 / 512.0,
+        ];
+        let mut k = (around + rng.f32_in(-reach, reach)).floor();
+        if rng.below_mod(2) == 0 {
+            // Near the edge of a tile, where a footprint starts to span two.
+            let tile = MAP_TILE as f32;
+            k = (k / tile).round() * tile + rng.pick(&[-3.0, -2.0, -1.0, 0.0]);
+        }
+        let x = k + rng.pick(&fractions) + 0.5;
+        let u = f32::from_bits(
+            (x / n)
+                .to_bits()
+                .wrapping_add_signed(rng.index_mod(7) as i32 - 3),
+        );
+        if u.is_finite() { u } else { 0.5 }
+    }
+
+    /// Every texel a lookup reads lies in a tile that `need_2d` marks: the sampler's own taps
+    /// (R27's bilinear pair, R25/R26's point texel in both roundings) of coordinates a hair
+    /// either side of the places where R27's rounding moves to the next texel, and of random
+    /// ones, on clamped, bordered and wrapped axes of maps that are and are not whole tiles.
+    #[test]
+    fn marked_tiles_hold_every_texel_the_sampler_reads() {
+        use crate::sample::address::{Addressed, AxisParams};
+        let mut rng = penumbra_testkit::Rng::xorshift64(0x6e65_6564);
+        let modes = [AddressMode::Clamp, AddressMode::Border, AddressMode::Wrap];
+        for round in 0..300 {
+            let resolution = rng.pick(&[1, 31, 32, 33, 64, 100, 2048, 16384]);
+            let mode = [rng.pick(&modes), rng.pick(&modes)];
+            let tiled = test_map(mode, resolution, 1);
+            let n = resolution as f32;
+            for _ in 0..200 {
+                let coordinate = |rng: &mut penumbra_testkit::Rng| {
+                    if rng.below_mod(4) == 0 {
+                        rng.f32_in(-0.2, 1.2)
+                    } else {
+                        near_rounding(rng, n, n / 2.0, n / 2.0 + 3.0)
+                    }
+                };
+                let (u, v) = (coordinate(&mut rng), coordinate(&mut rng));
+                let mut needs = tiled.needs();
+                tiled.need_2d(&mut needs, 0, [u, v]);
+                let marked: Vec<usize> = needs.iter().collect();
+                assert!(marked.len() <= 4, "round {round}: {marked:?}");
+                let texels = |c: f32, mode: AddressMode| {
+                    let axis = AxisParams {
+                        size: resolution,
+                        mode,
+                        offset: 0,
+                        non_normalized: false,
+                    };
+                    let mut out = Vec::new();
+                    let linear = axis.linear(c);
+                    let taps = [axis.point(c, false), axis.point(c, true), linear];
+                    for t in taps {
+                        for &(a, _) in &t.taps[..t.count] {
+                            if let Addressed::Texel(i) = a {
+                                out.push(i);
+                            }
+                        }
+                    }
+                    // A bilinear tap with a zero weight still reads its second texel's key.
+                    if linear.count == 1 {
+                        let f = axis.linear_position(c) >> 8;
+                        if let Addressed::Texel(i) =
+                            crate::sample::address::address(f + 1, resolution, mode)
+                        {
+                            out.push(i);
+                        }
+                    }
+                    out
+                };
+                for x in texels(u, mode[0]) {
+                    for y in texels(v, mode[1]) {
+                        let tile = ((y / MAP_TILE) * tiled.tiles + x / MAP_TILE) as usize;
+                        assert!(
+                            marked.contains(&tile),
+                            "round {round}: {resolution}², {mode:?}, ({u:e}, {v:e}) reads \
+                             texel ({x}, {y}) in tile {tile}; marked {marked:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     /// Marking a list of taps at once marks exactly the tiles that marking each tap does:
     /// clusters of taps a few texels wide (the filters' footprints) round random points, inside
     /// the map, on its edges and past them, with special values among them; map sizes that are
@@ -904,27 +1043,13 @@ mod tests {
         let modes = [AddressMode::Clamp, AddressMode::Border, AddressMode::Wrap];
         for round in 0..400 {
             let resolution = rng.pick(&[1, 31, 32, 33, 64, 100, 256, 2048]);
-            let mut light = Light::directional(Vec3::NEG_Y, 1.0);
-            light.sampler.address_u = rng.pick(&modes);
-            light.sampler.address_v = if round % 2 == 0 {
-                light.sampler.address_u
+            let u_mode = rng.pick(&modes);
+            let v_mode = if round % 2 == 0 {
+                u_mode
             } else {
                 rng.pick(&modes)
             };
-            let sampler = Sampler::new(light.sampler.to_sampler_desc()).expect("sampler");
-            let tiled = Tiled::new(
-                &sampler,
-                Dimension::Texture2DArray,
-                light.format,
-                resolution,
-                vec![Mat4::IDENTITY; 2],
-                light.raster_state(),
-                1.0,
-                Arc::new(SceneIndex::new(Vec::new())),
-                Arc::new(TileCounters::default()),
-                1,
-            )
-            .expect("a tileable map");
+            let tiled = test_map([u_mode, v_mode], resolution, 2);
             let texel = 1.0 / resolution as f32;
             let mut taps = Vec::new();
             for _ in 0..rng.index_mod(40) {
@@ -932,6 +1057,10 @@ mod tests {
                 let spread = rng.pick(&[0.0, 1.0, 2.5, 6.0]);
                 for _ in 0..1 + rng.index_mod(13) {
                     let mut tap = centre.map(|c| c + rng.f32_in(-spread, spread) * texel);
+                    if rng.below_mod(3) == 0 {
+                        let (axis, n) = (rng.index_mod(2), resolution as f32);
+                        tap[axis] = near_rounding(&mut rng, n, centre[axis] * n, 8.0);
+                    }
                     if rng.below_mod(50) == 0 {
                         tap[rng.index_mod(2)] = rng.f32_special();
                     }
@@ -954,8 +1083,8 @@ mod tests {
                 sorted(&at_once),
                 sorted(&one_by_one),
                 "round {round}: {resolution}², {:?}/{:?}, slice {slice}, taps {taps:?}",
-                light.sampler.address_u,
-                light.sampler.address_v
+                u_mode,
+                v_mode
             );
         }
     }
