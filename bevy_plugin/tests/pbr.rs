@@ -122,6 +122,28 @@ fn not_shadow_caster_and_hidden_meshes_cast_nothing_until_they_do_again() {
         .insert(InheritedVisibility::HIDDEN);
     y.app.update();
     assert_eq!(y.factor(BEHIND), 1.0, "hidden");
+    // A few frames with nothing changed in between: only what changes is looked at again.
+    y.app.update();
+    y.app.update();
+    assert_eq!(y.factor(BEHIND), 1.0, "still hidden");
+    y.app
+        .world_mut()
+        .entity_mut(y.crate_entity)
+        .insert(InheritedVisibility::VISIBLE);
+    y.app.update();
+    assert_eq!(y.factor(BEHIND), 0.0, "visible again");
+    y.app
+        .world_mut()
+        .entity_mut(y.crate_entity)
+        .insert(NotShadowCaster);
+    y.app.update();
+    y.app.update();
+    y.app
+        .world_mut()
+        .entity_mut(y.crate_entity)
+        .remove::<NotShadowCaster>();
+    y.app.update();
+    assert_eq!(y.factor(BEHIND), 0.0, "casting again after quiet frames");
     y.app.world_mut().entity_mut(y.crate_entity).despawn();
     y.app.update();
     assert_eq!(y.factor(BEHIND), 1.0, "despawned");

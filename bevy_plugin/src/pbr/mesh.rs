@@ -67,12 +67,31 @@ type MeshData = (
     Option<Ref<'static, ShadowCull>>,
 );
 
+/// The `Mesh3d` entities whose occluder may differ from last frame's: those whose mesh,
+/// transform, visibility or culling changed, and those that stopped casting shadows.
+type Touched = Or<(
+    Changed<Mesh3d>,
+    Changed<GlobalTransform>,
+    Changed<InheritedVisibility>,
+    Changed<ShadowCull>,
+    Added<NotShadowCaster>,
+)>;
+
 /// Keeps the occluders of [`PbrShadows`] and [`ShadowMaps`] in step with the `Mesh3d` entities.
+///
+/// A frame in which no mesh asset changed and no entity lost `NotShadowCaster` visits only the
+/// entities Bevy's change detection reports ([`Touched`]): a level of thousands of static
+/// meshes costs next to nothing. Otherwise (and the first time) every entity is looked at, as
+/// an entity whose mesh was not loaded, or which did not cast shadows, may cast them now.
+#[allow(clippy::too_many_arguments)]
 pub fn sync_pbr_meshes(
     meshes: Option<Res<Assets<Mesh>>>,
     mut events: MessageReader<AssetEvent<Mesh>>,
     entities: Query<MeshData>,
+    touched: Query<MeshData, Touched>,
     mut removed: RemovedComponents<Mesh3d>,
+    mut unshadowed: RemovedComponents<NotShadowCaster>,
+    mut scanned: Local<bool>,
     mut shadows: ResMut<PbrShadows>,
     mut maps: ResMut<ShadowMaps>,
     mut diagnostics: ResMut<PenumbraDiagnostics>,
@@ -97,7 +116,16 @@ pub fn sync_pbr_meshes(
         diagnostics.sync_pbr = start.elapsed();
         return;
     };
-    for (entity, mesh3d, transform, no_shadow, visibility, cull) in &entities {
+    // Read every frame, so that only this frame's removals count below.
+    let unshadowed = unshadowed.read().count() > 0;
+    let everything = !*scanned || unshadowed || !changed_assets.is_empty();
+    *scanned = true;
+    let items: &mut dyn Iterator<Item = _> = if everything {
+        &mut entities.iter()
+    } else {
+        &mut touched.iter()
+    };
+    for (entity, mesh3d, transform, no_shadow, visibility, cull) in items {
         let asset = mesh3d.id();
         let known = state.occluders.get(&entity) == Some(&asset);
         let casts = !no_shadow && visibility.as_ref().is_none_or(|v| v.get());
