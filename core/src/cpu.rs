@@ -31,7 +31,7 @@ pub enum CpuExtension {
     /// AVX2: msad4's `vmpsadbw` on 256-bit registers; the batched PCF 8 lookups per step.
     Avx2,
     /// AVX-512 F + BW: msad4's `vdbpsadbw` on 512-bit registers; the batched PCF 16 lookups per
-    /// step.
+    /// step; the rasterizer 16 pixels per step (with VL and DQ, which such CPUs have).
     Avx512bw,
 }
 

@@ -434,6 +434,7 @@ impl Bvh {
     }
 
     /// Every item under quad `at`.
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
     fn visit_quad_all(&self, at: u32, f: &mut impl FnMut(u32)) {
         let quad = &self.wide.quads[at as usize];
         for lane in 0..4 {

@@ -11,7 +11,7 @@
 use std::arch::x86_64::*;
 
 use super::scalar::Slot;
-use super::{Area, Batch, TileBuf, Tri, edge_at, row_depth, row_run, row_setup};
+use super::{Area, Batch, TileBuf, Tri, edges_in_i32, row_depth, row_run, row_setup};
 
 /// Triangles at most this many eight-pixel groups wide take the all-edges test.
 const SMALL_GROUPS: i32 = 4;
@@ -59,7 +59,7 @@ pub(super) unsafe fn draw(
 }
 
 /// A storage whose eight consecutive cells take one depth test.
-trait Lanes: Slot {
+pub(super) trait Lanes: Slot {
     /// The depth test with writes on the eight cells at `at` for depths `d`, except in the
     /// lanes where `out` is all ones; returns the lanes written, as all ones.
     unsafe fn test_write8<const GREATER: bool>(at: *mut Self, d: __m256, out: __m256i) -> __m256i;
@@ -217,7 +217,7 @@ unsafe fn right_of(x: i32, last: i32) -> __m256i {
 
 /// Draws the part of `t` inside `area` into the tile at `buf`.
 #[inline(always)]
-unsafe fn triangle<S: Lanes, const PLAIN: bool, const GREATER: bool>(
+pub(super) unsafe fn triangle<S: Lanes, const PLAIN: bool, const GREATER: bool>(
     buf: *mut S,
     area: Area,
     t: &Tri,
@@ -229,25 +229,13 @@ unsafe fn triangle<S: Lanes, const PLAIN: bool, const GREATER: bool>(
     // inside the buffer's row (`Area::fits`).
     let xa = area.origin[0] + ((xs - area.origin[0]) & !7);
     let groups = ((xe - xa) >> 3) + 1;
-    if groups <= SMALL_GROUPS {
-        let mut e = [0i64; 3];
-        let mut sx = [0i64; 3];
-        let mut sy = [0i64; 3];
-        let mut fits = true;
-        let (across, down) = (i64::from(8 * groups - 1), i64::from(ye - ys));
-        for i in 0..3 {
-            (e[i], sx[i], sy[i]) = edge_at(t, i, xa, ys);
-            let reach = e[i].unsigned_abs()
-                + across as u64 * sx[i].unsigned_abs()
-                + down as u64 * sy[i].unsigned_abs();
-            fits &= reach <= i32::MAX as u64;
-        }
-        if fits {
-            // SAFETY: the caller's contract; the group arithmetic stays in the tile.
-            return unsafe {
-                small::<S, PLAIN, GREATER>(buf, area, t, [xs, ys, xe, ye], xa, groups, e, sx, sy)
-            };
-        }
+    if groups <= SMALL_GROUPS
+        && let Some((e, sx, sy)) = edges_in_i32(t, xa, ys, 8 * groups - 1, ye - ys)
+    {
+        // SAFETY: the caller's contract; the group arithmetic stays in the tile.
+        return unsafe {
+            small::<S, PLAIN, GREATER>(buf, area, t, [xs, ys, xe, ye], xa, groups, e, sx, sy)
+        };
     }
     // SAFETY: as above.
     unsafe { runs::<S, PLAIN, GREATER>(buf, area, t, [xs, ys, xe, ye]) }

@@ -16,10 +16,14 @@
 //! Coverage is exact (integer edge functions, D3D's top-left rule): the portable kernel finds
 //! each row's run of covered centres; the AVX2 kernel tests eight centres at once with 32-bit
 //! edge functions where they cannot overflow (small triangles, the common case) and otherwise
-//! walks each row's exact run eight pixels at a time.
+//! walks each row's exact run eight pixels at a time; the AVX-512 kernel tests sixteen at once
+//! for triangles up to 64 pixels across in the area, with mask registers for coverage and
+//! writes, and hands wider ones to the AVX2 code.
 
 #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
 mod avx2;
+#[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+mod avx512;
 mod scalar;
 
 use crate::cpu::CpuExtension;
@@ -82,6 +86,22 @@ impl Area {
             && (y1 - self.origin[1]) as usize * self.stride + row_end <= len
     }
 
+    /// [`Area::fits`] for sixteen-pixel groups (aligned on the origin): the stride is a
+    /// multiple of 16 and the last row's last group ends inside its row. The buffer's length
+    /// is checked by `fits`.
+    #[cfg_attr(
+        not(all(target_arch = "x86_64", not(feature = "force-scalar"))),
+        allow(dead_code)
+    )]
+    fn fits16(&self) -> bool {
+        let [x0, y0, x1, y1] = self.clip;
+        if x0 > x1 || y0 > y1 {
+            return true;
+        }
+        let row_end = ((x1 - self.origin[0]) | 15) as usize + 1;
+        self.stride.is_multiple_of(16) && row_end <= self.stride
+    }
+
     /// The part of `t`'s bounds inside the clip rectangle: x0, y0, x1, y1, or `None`.
     #[inline(always)]
     fn span_of(&self, t: &Tri) -> Option<[i32; 4]> {
@@ -105,13 +125,26 @@ enum Kernel {
     Scalar,
     #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
     Avx2,
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    Avx512,
 }
 
 impl Kernel {
     fn of(ext: CpuExtension) -> Kernel {
         #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
-        if ext >= CpuExtension::Avx2 && ext.is_supported() {
-            return Kernel::Avx2;
+        {
+            // The AVX-512 kernel also takes VL and DQ, which every CPU with F and BW has
+            // (checked all the same).
+            if ext >= CpuExtension::Avx512bw
+                && ext.is_supported()
+                && std::arch::is_x86_feature_detected!("avx512vl")
+                && std::arch::is_x86_feature_detected!("avx512dq")
+            {
+                return Kernel::Avx512;
+            }
+            if ext >= CpuExtension::Avx2 && ext.is_supported() {
+                return Kernel::Avx2;
+            }
         }
         let _ = ext;
         Kernel::Scalar
@@ -180,6 +213,9 @@ pub(crate) fn draw_tris(
         #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
         // SAFETY: `Kernel::of` chose AVX2 only where the CPU has it.
         Kernel::Avx2 => unsafe { avx2::draw(buf, area, batches, greater) },
+        #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+        // SAFETY: `Kernel::of` chose AVX-512 only where the CPU has F, BW, VL and DQ.
+        Kernel::Avx512 => unsafe { avx512::draw(buf, area, batches, greater) },
         Kernel::Scalar => scalar::draw(buf, area, batches, greater),
     }
 }
@@ -216,6 +252,35 @@ fn edge_at(t: &Tri, i: usize, x: i32, y: i32) -> (i64, i64, i64) {
         -dy << SUB_BITS,
         dx << SUB_BITS,
     )
+}
+
+/// The three edge functions of `t` at the centre of pixel (x, y) and their steps along x and
+/// y ([`edge_at`]), when every value they take over `across` further pixels of a row and `down`
+/// further rows stays under 2³¹ in magnitude, so that 32-bit lanes hold them exactly.
+#[cfg_attr(
+    not(all(target_arch = "x86_64", not(feature = "force-scalar"))),
+    allow(dead_code)
+)]
+#[inline(always)]
+fn edges_in_i32(
+    t: &Tri,
+    x: i32,
+    y: i32,
+    across: i32,
+    down: i32,
+) -> Option<([i64; 3], [i64; 3], [i64; 3])> {
+    let mut e = [0i64; 3];
+    let mut sx = [0i64; 3];
+    let mut sy = [0i64; 3];
+    let mut fits = true;
+    for i in 0..3 {
+        (e[i], sx[i], sy[i]) = edge_at(t, i, x, y);
+        let reach = e[i].unsigned_abs()
+            + u64::from(across.unsigned_abs()) * sx[i].unsigned_abs()
+            + u64::from(down.unsigned_abs()) * sy[i].unsigned_abs();
+        fits &= reach <= i32::MAX as u64;
+    }
+    fits.then_some((e, sx, sy))
 }
 
 /// The depth of `t` at the start of row `y`, before the x term (see the module docs).

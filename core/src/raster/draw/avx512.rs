@@ -1,0 +1,275 @@
+//! The AVX-512 kernel: sixteen pixels of a row at a time for the triangles whose part in the
+//! area is at most [`SMALL_GROUPS`] sixteen-pixel groups across (the common case: a tile of
+//! the map's tiled storage is two groups wide), with mask registers for coverage and for the
+//! depth test's writes and a bit count for the pixels written. Wider triangles, and areas
+//! whose rows are not a multiple of sixteen values, take the AVX2 kernel.
+//!
+//! The arithmetic is the AVX2 kernel's lane for lane: all three 32-bit edge functions per
+//! centre (exact under the same per-triangle bound), the module's depth formula on f64 lanes
+//! with the portable kernel's operations in the same order, the same clamping and UNORM16
+//! rounding, and the depth test keeping the stored value unless the new one passes — so the
+//! bits are the same.
+
+use std::arch::x86_64::*;
+
+use super::{Area, Batch, TileBuf, Tri, avx2, edges_in_i32, row_depth};
+
+/// Triangles at most this many sixteen-pixel groups wide take this kernel.
+const SMALL_GROUPS: i32 = 4;
+
+/// Draws `tris` into `area` of the tile with the AVX-512 kernel (AVX2 where it cannot).
+///
+/// # Safety
+/// The CPU must support AVX-512 F, BW, VL and DQ.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+pub(super) unsafe fn draw(
+    buf: TileBuf<'_>,
+    area: Area,
+    batches: &[Batch<'_>],
+    greater: bool,
+) -> u64 {
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+    fn each<S: Lanes16, const GREATER: bool>(
+        buf: &mut [S],
+        area: Area,
+        batches: &[Batch<'_>],
+    ) -> u64 {
+        // Every group written lies inside the buffer (`draw_tris` checked `Area::fits`, and
+        // the caller `Area::fits16`).
+        let at = buf.as_mut_ptr();
+        let mut written = 0;
+        for b in batches {
+            b.each(|t| {
+                // SAFETY: AVX-512 is enabled here; `at` is a whole tile.
+                written += unsafe {
+                    if t.plain {
+                        triangle::<S, true, GREATER>(at, area, t)
+                    } else {
+                        triangle::<S, false, GREATER>(at, area, t)
+                    }
+                };
+            });
+        }
+        written
+    }
+    if !area.fits16() {
+        // SAFETY: AVX-512 F implies AVX2.
+        return unsafe { avx2::draw(buf, area, batches, greater) };
+    }
+    match (buf, greater) {
+        (TileBuf::F32(b), false) => each::<_, false>(b, area, batches),
+        (TileBuf::F32(b), true) => each::<_, true>(b, area, batches),
+        (TileBuf::U16(b), false) => each::<_, false>(b, area, batches),
+        (TileBuf::U16(b), true) => each::<_, true>(b, area, batches),
+    }
+}
+
+/// A storage whose sixteen consecutive cells take one depth test.
+trait Lanes16: avx2::Lanes {
+    /// The depth test with writes on the sixteen cells at `at` for depths `d`, in the lanes of
+    /// `inside` only; returns the lanes written.
+    unsafe fn test_write16<const GREATER: bool>(
+        at: *mut Self,
+        d: __m512,
+        inside: __mmask16,
+    ) -> __mmask16;
+}
+
+impl Lanes16 for f32 {
+    #[inline(always)]
+    unsafe fn test_write16<const GREATER: bool>(
+        at: *mut f32,
+        d: __m512,
+        inside: __mmask16,
+    ) -> __mmask16 {
+        unsafe {
+            let old = _mm512_loadu_ps(at);
+            // Ordered compares: a NaN on either side fails, as the AVX2 kernel's does.
+            let pass = if GREATER {
+                _mm512_mask_cmp_ps_mask::<_CMP_GT_OQ>(inside, d, old)
+            } else {
+                _mm512_mask_cmp_ps_mask::<_CMP_LT_OQ>(inside, d, old)
+            };
+            _mm512_storeu_ps(at, _mm512_mask_mov_ps(old, pass, d));
+            pass
+        }
+    }
+}
+
+impl Lanes16 for u16 {
+    #[inline(always)]
+    unsafe fn test_write16<const GREATER: bool>(
+        at: *mut u16,
+        d: __m512,
+        inside: __mmask16,
+    ) -> __mmask16 {
+        unsafe {
+            let lo = unorm16x8(_mm512_castps512_ps256(d));
+            let hi = unorm16x8(_mm512_extractf32x8_ps::<1>(d));
+            // As `_mm_packus_epi32` does: negative to 0, above 65535 to 65535.
+            let codes32 = _mm512_max_epi32(
+                _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi),
+                _mm512_setzero_si512(),
+            );
+            let codes = _mm512_cvtusepi32_epi16(codes32);
+            let old = _mm256_loadu_si256(at.cast());
+            let pass = if GREATER {
+                _mm256_mask_cmpgt_epu16_mask(inside, codes, old)
+            } else {
+                _mm256_mask_cmplt_epu16_mask(inside, codes, old)
+            };
+            _mm256_storeu_si256(at.cast(), _mm256_mask_mov_epi16(old, pass, codes));
+            pass
+        }
+    }
+}
+
+/// The portable `unorm16` of eight depths, as 32-bit lanes: (f64(d)·65535 + 1/2) truncated.
+#[inline(always)]
+unsafe fn unorm16x8(d: __m256) -> __m256i {
+    unsafe {
+        let scaled = _mm512_mul_pd(_mm512_cvtps_pd(d), _mm512_set1_pd(65535.0));
+        _mm512_cvttpd_epi32(_mm512_add_pd(scaled, _mm512_set1_pd(0.5)))
+    }
+}
+
+/// `viewport_depth` of eight depths: min(z, 1) (a NaN gives 1, as `f64::min` does), then +0
+/// below the smallest normal f32.
+#[inline(always)]
+unsafe fn clamp8(z: __m512d) -> __m512d {
+    unsafe {
+        let z = _mm512_min_pd(z, _mm512_set1_pd(1.0));
+        let smallest = _mm512_set1_pd(f64::from(f32::MIN_POSITIVE));
+        _mm512_maskz_mov_pd(_mm512_cmp_pd_mask::<_CMP_GE_OQ>(z, smallest), z)
+    }
+}
+
+/// The x terms' factors `x − xr` of the sixteen pixels from `x` on, as f64 (exact).
+#[inline(always)]
+unsafe fn offsets16(t: &Tri, x: i32) -> [__m512d; 2] {
+    unsafe {
+        let base = _mm512_set1_pd(f64::from(x - i32::from(t.bbox[0])));
+        [
+            _mm512_add_pd(base, _mm512_setr_pd(0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0)),
+            _mm512_add_pd(
+                base,
+                _mm512_setr_pd(8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0),
+            ),
+        ]
+    }
+}
+
+/// The depths of the sixteen pixels whose [`offsets16`] are `k`, for a row whose depth before
+/// the x term is `zrow` (the portable `pixel_depth` and `viewport_depth`, lane by lane).
+#[inline(always)]
+unsafe fn depth16<const PLAIN: bool>(
+    zrow: __m512d,
+    dzdx: __m512d,
+    [k_lo, k_hi]: [__m512d; 2],
+) -> __m512 {
+    unsafe {
+        let mut z_lo = _mm512_add_pd(zrow, _mm512_mul_pd(dzdx, k_lo));
+        let mut z_hi = _mm512_add_pd(zrow, _mm512_mul_pd(dzdx, k_hi));
+        if !PLAIN {
+            z_lo = clamp8(z_lo);
+            z_hi = clamp8(z_hi);
+        }
+        _mm512_insertf32x8::<1>(
+            _mm512_castps256_ps512(_mm512_cvtpd_ps(z_lo)),
+            _mm512_cvtpd_ps(z_hi),
+        )
+    }
+}
+
+/// Draws the part of `t` inside `area` into the tile at `buf`.
+#[inline(always)]
+unsafe fn triangle<S: Lanes16, const PLAIN: bool, const GREATER: bool>(
+    buf: *mut S,
+    area: Area,
+    t: &Tri,
+) -> u64 {
+    let Some([xs, ys, xe, ye]) = area.span_of(t) else {
+        return 0;
+    };
+    // Groups start on multiples of 16 from the buffer's origin, so the last group of a row
+    // ends inside the buffer's row (`Area::fits16`).
+    let xa = area.origin[0] + ((xs - area.origin[0]) & !15);
+    let groups = ((xe - xa) >> 4) + 1;
+    if groups <= SMALL_GROUPS
+        && let Some((e, sx, sy)) = edges_in_i32(t, xa, ys, 16 * groups - 1, ye - ys)
+    {
+        // SAFETY: the caller's contract; the group arithmetic stays in the tile.
+        return unsafe {
+            small::<S, PLAIN, GREATER>(buf, area, t, [xs, ys, xe, ye], xa, groups, e, sx, sy)
+        };
+    }
+    // SAFETY: as above (AVX-512 F implies AVX2; the area fits eight-pixel groups too).
+    unsafe { avx2::triangle::<S, PLAIN, GREATER>(buf, area, t) }
+}
+
+/// All three edges for every centre of each group, in 32-bit lanes (`e`: the edge functions at
+/// (xa, ys), which with the steps stay under 2³¹ over the whole part).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn small<S: Lanes16, const PLAIN: bool, const GREATER: bool>(
+    buf: *mut S,
+    area: Area,
+    t: &Tri,
+    [xs, ys, xe, ye]: [i32; 4],
+    xa: i32,
+    groups: i32,
+    e: [i64; 3],
+    sx: [i64; 3],
+    sy: [i64; 3],
+) -> u64 {
+    unsafe {
+        let lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        // The edge functions at the first group of the row, and their steps from one group to
+        // the next and from one row to the next (wrapping: only values inside the checked range
+        // are ever used).
+        let mut row_ev = [_mm512_setzero_si512(); 3];
+        let mut group_step = [_mm512_setzero_si512(); 3];
+        let mut row_step = [_mm512_setzero_si512(); 3];
+        for i in 0..3 {
+            let lane_step = _mm512_mullo_epi32(lanes, _mm512_set1_epi32(sx[i] as i32));
+            row_ev[i] = _mm512_add_epi32(_mm512_set1_epi32(e[i] as i32), lane_step);
+            group_step[i] = _mm512_set1_epi32((sx[i] as i32).wrapping_mul(16));
+            row_step[i] = _mm512_set1_epi32(sy[i] as i32);
+        }
+        // The lanes of each group inside the part's columns: from xs on in the first group, up
+        // to xe in the last.
+        let mut columns = [u16::MAX; SMALL_GROUPS as usize];
+        columns[0] = u16::MAX << (xs - xa);
+        let last = (groups - 1) as usize;
+        columns[last] &= (u32::MAX >> (31 - (xe - xa - 16 * last as i32))) as u16;
+        let dzdx = _mm512_set1_pd(t.dzdx);
+        let k0 = offsets16(t, xa);
+        let sixteen = _mm512_set1_pd(16.0);
+        let mut written = 0u64;
+        let mut row = buf.add(area.index(xa, ys));
+        for y in ys..ye + 1 {
+            let zrow = _mm512_set1_pd(row_depth(t, y));
+            let mut k = k0;
+            let mut ev = row_ev;
+            for (g, &cols) in columns.iter().enumerate().take(groups as usize) {
+                // Sign bits of e0 | e1 | e2: a centre outside some edge.
+                let any = _mm512_ternarylogic_epi32::<0xFE>(ev[0], ev[1], ev[2]);
+                let inside = !_mm512_movepi32_mask(any) & cols;
+                if inside != 0 {
+                    let d = depth16::<PLAIN>(zrow, dzdx, k);
+                    let pass = S::test_write16::<GREATER>(row.add(16 * g), d, inside);
+                    written += u64::from(pass.count_ones());
+                }
+                for i in 0..3 {
+                    ev[i] = _mm512_add_epi32(ev[i], group_step[i]);
+                }
+                k = [_mm512_add_pd(k[0], sixteen), _mm512_add_pd(k[1], sixteen)];
+            }
+            for i in 0..3 {
+                row_ev[i] = _mm512_add_epi32(row_ev[i], row_step[i]);
+            }
+            row = row.add(area.stride);
+        }
+        written
+    }
+}
