@@ -66,7 +66,11 @@ impl TileScratch {
         let tag = (u64::from(self.epoch) << 32) | u64::from(k);
         let slot = &mut self.cache[k as usize & (CACHE_SLOTS - 1)];
         if slot.0 != tag {
-            *slot = (tag, make());
+            // The new vertex straight from where it was made: read back from the slot, its
+            // field-by-field stores would not forward to the wider load of the copy.
+            let v = make();
+            *slot = (tag, v);
+            return v;
         }
         slot.1
     }
