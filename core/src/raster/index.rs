@@ -423,6 +423,10 @@ impl Bvh {
                 } else if link == 0 {
                     // No child in this lane (quad 0 is the root's, never a child).
                 } else if top < stack.len() {
+                    // Asked for now, the child's two lines arrive while its siblings (and
+                    // their subtrees, for all but the last pushed) are looked at.
+                    let child: *const Quad = quads.as_ptr().wrapping_add(link as usize);
+                    crate::cpu::prefetch_range(child.cast(), std::mem::size_of::<Quad>());
                     stack[top] = (link, lane_mask);
                     top += 1;
                 } else {
