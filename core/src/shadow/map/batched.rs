@@ -292,8 +292,8 @@ impl ShadowMap {
                     let coord = Coord([dd.x, dd.y, dd.z, 0.0]).flushed();
                     let [x, y, z3, _] = coord.0;
                     let fc = crate::sample::face_coord([x, y, z3]);
-                    let i0 = first_texel(fc.s * size - 0.5);
-                    let j0 = first_texel(fc.t * size - 0.5);
+                    let i0 = linear_fixed(fc.s * size - 0.5) >> 8;
+                    let j0 = linear_fixed(fc.t * size - 0.5) >> 8;
                     let face = fc.face as usize;
                     let batched = select_face([x, y, z3]).is_some()
                         && inside.contains(&i0)
@@ -386,20 +386,6 @@ impl SliceTaps {
 
     fn clear(&mut self) {
         self.points = 0;
-    }
-}
-
-/// `linear_fixed(v) >> 8` (R27's first tap) without a call to libm's `rintf` (baseline x86-64
-/// has no rounding instruction, and the call was a tenth of the cube path's time): adding
-/// 1.5·2^52 in f64 rounds to the nearest integer, ties to even, as `round_ties_even` does, for
-/// the face coordinates' range; NaN and larger values take `linear_fixed` itself.
-#[inline(always)]
-pub(super) fn first_texel(v: f32) -> i64 {
-    if v.abs() < 4_194_304.0 {
-        let fixed = (f64::from(v * 256.0) + 6_755_399_441_055_744.0).to_bits() as u32 as i32;
-        i64::from(fixed >> 8)
-    } else {
-        linear_fixed(v) >> 8
     }
 }
 
@@ -529,8 +515,8 @@ impl ShadowMap {
             let size = self.resolution as f32;
             let inside = 0..=i64::from(self.resolution) - 2;
             let fc = crate::sample::face_coord([x, y, z]);
-            let i0 = first_texel(fc.s * size - 0.5);
-            let j0 = first_texel(fc.t * size - 0.5);
+            let i0 = linear_fixed(fc.s * size - 0.5) >> 8;
+            let j0 = linear_fixed(fc.t * size - 0.5) >> 8;
             (select_face([x, y, z]).is_some() && inside.contains(&i0) && inside.contains(&j0))
                 .then_some((fc.face as usize, [fc.s, fc.t]))
         } else {

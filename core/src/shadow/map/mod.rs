@@ -6,8 +6,6 @@
 mod batched;
 mod query;
 mod store;
-#[cfg(test)]
-mod tests;
 
 use std::sync::{Arc, OnceLock};
 

@@ -192,17 +192,11 @@ pub(crate) struct Tiled {
 }
 
 /// R27's first texel of a tap whose texel-space position, less half a texel, is `x`: the
-/// whole part of `rne(x·256) / 256`, which is `linear_fixed(x) >> 8` — the texel a bilinear
-/// tap reads first and the lower one a point tap (R25/R26, either rounding) can read.
-/// Infinities land far outside any map; NaN gives 0 (R5).
+/// texel a bilinear tap reads first and the lower one a point tap (R25/R26, either rounding)
+/// can read.
 #[inline]
 fn first_texel(x: f32) -> i64 {
-    // Round half to even without a call to libm's (baseline x86-64 has no rounding
-    // instruction): adding and taking away 1.5·2⁵² rounds an f64 below 2⁵¹ to an integer in
-    // the current (nearest-even) mode. x·256 is exact in f64.
-    const ROUND: f64 = 6_755_399_441_055_744.0;
-    let v = (f64::from(x) * 256.0).clamp(-1e12, 1e12);
-    (((v + ROUND) - ROUND) as i64) >> 8
+    crate::sample::address::linear_fixed(x) >> 8
 }
 
 /// `floor(v)`: R27's first texel give or take one, as a bound for the cube's face
