@@ -157,6 +157,8 @@ thread_local! {
     static SKIPPED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// The tile drawer's buffers, kept from one tile to the next.
     static SCRATCH: std::cell::RefCell<TileScratch> = std::cell::RefCell::new(TileScratch::default());
+    /// A tile's values, kept from one group of tiles to the next.
+    static VALUES: std::cell::Cell<Option<TileValues>> = const { std::cell::Cell::new(None) };
 }
 
 /// Whether a tile this thread needed was left undrawn by the deadline since the last call
@@ -578,11 +580,11 @@ impl Tiled {
                     clip: [x0 as i32, y0 as i32, x1 as i32, y1 as i32],
                 }
             };
-            let finish = |t: usize, values: TileValues, layer: Option<Layer>, start: Instant| {
+            let finish = |t: usize, values: &TileValues, layer: Option<Layer>, start: Instant| {
                 let drawn = Instant::now();
                 // SAFETY: each tile is in one job of one call, so no other thread writes its
                 // texels or the keys its region owns.
-                unsafe { targets.store(self, t, &values) };
+                unsafe { targets.store(self, t, values) };
                 render.fetch_add((drawn - start).as_nanos() as u64, Ordering::Relaxed);
                 layout.fetch_add(drawn.elapsed().as_nanos() as u64, Ordering::Relaxed);
                 out.lock()
@@ -609,17 +611,24 @@ impl Tiled {
                     SCRATCH.with_borrow_mut(|scratch| {
                         drawer.collect(rect, scratch, Instances::All);
                         let mut start = start;
+                        // The thread's buffer (one of this map's format), cleared before
+                        // each tile.
+                        let mut values = match VALUES.take() {
+                            Some(v) if v.is_of(self.format) => v,
+                            _ => TileValues::cleared(self.format, self.clear),
+                        };
                         for (k, &t) in tiles.iter().enumerate() {
                             // A block started before the deadline stops at it too; the tiles
                             // left stay undrawn (`ensure` reports them).
                             if k > 0 && crate::deadline::expired() {
                                 break;
                             }
-                            let mut values = TileValues::cleared(self.format, self.clear);
+                            values.refill(self.format, self.clear);
                             drawer.draw_collected(area(t), values.buf(), scratch);
-                            finish(t, values, None, start);
+                            finish(t, &values, None, start);
                             start = Instant::now();
                         }
+                        VALUES.set(Some(values));
                     });
                 }
                 Job::Layered(t, moving, kept) => {
@@ -643,7 +652,7 @@ impl Tiled {
                             (values, None)
                         }
                     };
-                    finish(t, values, layer, start);
+                    finish(t, &values, layer, start);
                 }
             }
             0

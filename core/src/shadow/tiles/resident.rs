@@ -265,6 +265,22 @@ impl TileValues {
         }
     }
 
+    /// Whether these values have the storage of `format`'s (what [`TileValues::cleared`]
+    /// makes for it).
+    pub(super) fn is_of(&self, format: Format) -> bool {
+        matches!(self, TileValues::U16(_)) == (format == Format::D16Unorm)
+    }
+
+    /// Sets every value to what [`TileValues::cleared`] gives for `format` and `clear`, for
+    /// the next tile (a buffer reused tile after tile instead of one allocated per tile).
+    pub(super) fn refill(&mut self, format: Format, clear: f32) {
+        debug_assert!(self.is_of(format));
+        match self {
+            TileValues::U16(v) => v.fill(format::float_to_unorm(clear, 16) as u16),
+            TileValues::F32(v) => v.fill(clear),
+        }
+    }
+
     pub(super) fn buf(&mut self) -> TileBuf<'_> {
         match self {
             TileValues::F32(v) => TileBuf::F32(v),
