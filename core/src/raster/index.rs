@@ -58,8 +58,8 @@ pub(crate) struct Bvh {
 /// A node of the 4-wide hierarchy that ray casts and frustum walks take: up to four children,
 /// each a box and either another [`Quad`] or a leaf of the binary hierarchy, in two cache
 /// lines, so that a ray (or a tile's planes) tests all four boxes with 4-wide arithmetic and
-/// one dependent load per level (the binary tree needs two). Lanes without a child have boxes at +∞ on every axis, which no ray
-/// enters.
+/// one dependent load per level (the binary tree needs two). Lanes without a child have boxes
+/// at +∞ on every axis, which no ray enters.
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(64))]
 pub(super) struct Quad {
@@ -417,9 +417,10 @@ impl Bvh {
                     continue;
                 }
                 if count > 0 {
-                    for &i in &self.order[link as usize..][..count as usize] {
-                        f(i);
-                    }
+                    self.leaf_items(link, count)
+                        .iter()
+                        .copied()
+                        .for_each(&mut f);
                 } else if link == 0 {
                     // No child in this lane (quad 0 is the root's, never a child).
                 } else if top < stack.len() {
@@ -444,13 +445,21 @@ impl Bvh {
         for lane in 0..4 {
             let (link, count) = (quad.link[lane], quad.count[lane]);
             if count > 0 {
-                for &i in &self.order[link as usize..][..count as usize] {
-                    f(i);
-                }
+                self.leaf_items(link, count)
+                    .iter()
+                    .copied()
+                    .for_each(&mut *f);
             } else if link != 0 {
                 self.visit_quad_all(link, f);
             }
         }
+    }
+
+    /// The items of a quad's leaf lane: `count` of them from `first` in the item order.
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    #[inline(always)]
+    fn leaf_items(&self, first: u32, count: u32) -> &[u32] {
+        &self.order[first as usize..][..count as usize]
     }
 
     /// The walk of [`Bvh::visit`], with `classify` as [`Plane::classify`] over `count` planes.

@@ -34,8 +34,9 @@ pub(super) unsafe fn draw(
         area: Area,
         batches: &[Batch<'_>],
     ) -> u64 {
-        // Every group written lies inside the buffer (`draw_tris` checked `Area::fits`, and
-        // the caller `Area::fits16`).
+        // Every group written lies inside the buffer (the caller checked
+        // `Area::fits_groups` for 16 pixels, and `draw_tris` `Area::fits` for the AVX2 code's
+        // eight).
         let at = buf.as_mut_ptr();
         let mut written = 0;
         for b in batches {
@@ -52,7 +53,7 @@ pub(super) unsafe fn draw(
         }
         written
     }
-    if !area.fits16() {
+    if !area.fits_groups(buf.len(), 16) {
         // SAFETY: AVX-512 F implies AVX2.
         return unsafe { avx2::draw(buf, area, batches, greater) };
     }
@@ -192,7 +193,7 @@ unsafe fn triangle<S: Lanes16, const PLAIN: bool, const GREATER: bool>(
         return 0;
     };
     // Groups start on multiples of 16 from the buffer's origin, so the last group of a row
-    // ends inside the buffer's row (`Area::fits16`).
+    // ends inside the buffer's row (`Area::fits_groups`).
     let xa = area.origin[0] + ((xs - area.origin[0]) & !15);
     let groups = ((xe - xa) >> 4) + 1;
     if groups <= SMALL_GROUPS

@@ -73,33 +73,22 @@ impl Area {
     /// rectangle starts at or after the origin, and the last row's last group (rounded up to
     /// eight pixels from the origin) ends inside the buffer and inside its row.
     fn fits(&self, len: usize) -> bool {
+        self.fits_groups(len, 8)
+    }
+
+    /// [`Area::fits`] for groups of `group` pixels (a power of two) aligned on the origin.
+    fn fits_groups(&self, len: usize, group: usize) -> bool {
         let [x0, y0, x1, y1] = self.clip;
         if x0 > x1 || y0 > y1 {
             return true;
         }
         let (dx0, dy0) = (x0 - self.origin[0], y0 - self.origin[1]);
-        let row_end = ((x1 - self.origin[0]) | 7) as usize + 1;
+        let row_end = ((x1 - self.origin[0]) as usize | (group - 1)) + 1;
         dx0 >= 0
             && dy0 >= 0
-            && self.stride.is_multiple_of(8)
+            && self.stride.is_multiple_of(group)
             && row_end <= self.stride
             && (y1 - self.origin[1]) as usize * self.stride + row_end <= len
-    }
-
-    /// [`Area::fits`] for sixteen-pixel groups (aligned on the origin): the stride is a
-    /// multiple of 16 and the last row's last group ends inside its row. The buffer's length
-    /// is checked by `fits`.
-    #[cfg_attr(
-        not(all(target_arch = "x86_64", not(feature = "force-scalar"))),
-        allow(dead_code)
-    )]
-    fn fits16(&self) -> bool {
-        let [x0, y0, x1, y1] = self.clip;
-        if x0 > x1 || y0 > y1 {
-            return true;
-        }
-        let row_end = ((x1 - self.origin[0]) | 15) as usize + 1;
-        self.stride.is_multiple_of(16) && row_end <= self.stride
     }
 
     /// The part of `t`'s bounds inside the clip rectangle: x0, y0, x1, y1, or `None`.

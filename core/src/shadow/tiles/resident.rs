@@ -257,12 +257,12 @@ pub(super) enum TileValues {
 impl TileValues {
     pub(super) fn cleared(format: Format, clear: f32) -> TileValues {
         let pixels = (MAP_TILE * MAP_TILE) as usize;
-        match format {
-            Format::D16Unorm => {
-                TileValues::U16(vec![format::float_to_unorm(clear, 16) as u16; pixels])
-            }
-            _ => TileValues::F32(vec![clear; pixels]),
-        }
+        let mut values = match format {
+            Format::D16Unorm => TileValues::U16(vec![0; pixels]),
+            _ => TileValues::F32(vec![0.0; pixels]),
+        };
+        values.refill(format, clear);
+        values
     }
 
     /// Whether these values have the storage of `format`'s (what [`TileValues::cleared`]
