@@ -45,17 +45,28 @@ pub fn point_texel(s: f32, legacy_rounding: bool) -> i64 {
 #[must_use]
 #[inline]
 pub fn linear_fixed(s: f32) -> i64 {
-    // `to_int((s·256).round_ties_even())` without a call to libm's `rintf` (baseline x86-64
-    // has no rounding instruction, and the call showed in the profiles of the shadow
-    // queries): adding and taking away 1.5·2⁵² rounds an f64 below 2⁵¹ to the nearest
-    // integer, ties to even, in the default rounding mode. Larger values, infinities and NaN
-    // are whole already (or NaN) and convert as R5 says.
+    to_int_f64(rne_whole(f64::from(s * 256.0)))
+}
+
+/// R5 for an f64 that holds an f32's whole value (or is NaN or infinite).
+#[inline]
+fn to_int_f64(v: f64) -> i64 {
+    v as i64
+}
+
+/// `v.round_ties_even()` without a call to libm's `rint` (baseline x86-64 has no rounding
+/// instruction, and the call showed in the profiles of the shadow queries): adding and taking
+/// away 1.5·2⁵² rounds an f64 below 2⁵¹ to the nearest integer, ties to even, in the default
+/// rounding mode. Larger values, infinities and NaN are whole already (or NaN) and come back
+/// as they are; so does every f32 (widened exactly), except that −0.5 ≤ v < 0 gives +0.0, not
+/// −0.0 (equal as numbers).
+#[inline]
+pub(crate) fn rne_whole(v: f64) -> f64 {
     const ROUND: f64 = 6_755_399_441_055_744.0;
-    let v = f64::from(s * 256.0);
     if v.abs() < 2_251_799_813_685_248.0 {
-        ((v + ROUND) - ROUND) as i64
+        (v + ROUND) - ROUND
     } else {
-        v as i64
+        v
     }
 }
 
@@ -205,6 +216,88 @@ mod tests {
         let random = (0..1_000_000).map(|_| f32::from_bits(rng.next_u32()));
         for s in steps.chain(edges).chain(random) {
             assert_eq!(linear_fixed(s), reference(s), "{s:e}");
+        }
+    }
+
+    #[test]
+    fn rne_whole_rounds_every_f32_as_rint_does() {
+        // Halves and their neighbours up to 2²⁴, where f32 values stop having fractions.
+        let halves = (0..=24).flat_map(|e| {
+            let h = (1u32 << e) as f32 + 0.5;
+            [
+                h,
+                h.next_down(),
+                h.next_up(),
+                -h,
+                (-h).next_down(),
+                (-h).next_up(),
+            ]
+        });
+        let edges = [
+            0.5f32,
+            -0.5,
+            1.5,
+            2.5,
+            -2.5,
+            0.0,
+            -0.0,
+            8_388_607.5,
+            8_388_608.0,
+            1e30,
+            f32::MAX,
+            f32::MIN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            f32::MIN_POSITIVE,
+        ];
+        let mut rng = penumbra_testkit::Rng::xorshift32(0x726e_6577);
+        let random = (0..1_000_000).map(|_| f32::from_bits(rng.next_u32()));
+        for x in halves.chain(edges).chain(random) {
+            let got = rne_whole(f64::from(x));
+            let want = f64::from(x.round_ties_even());
+            // The same number (a negative value that rounds to zero may give +0.0).
+            assert!(
+                got == want || (got.is_nan() && want.is_nan()),
+                "{x:e}: {got} vs {want}"
+            );
+        }
+    }
+
+    #[test]
+    fn array_slice_is_r43() {
+        let reference = |a: f32, count: u32| {
+            let last = count.saturating_sub(1);
+            let a = a.round_ties_even();
+            if a.is_nan() || a <= 0.0 {
+                0
+            } else if a >= last as f32 {
+                last
+            } else {
+                a as u32
+            }
+        };
+        let mut rng = penumbra_testkit::Rng::xorshift32(0x0061_7272);
+        for count in [0, 1, 2, 4, 5, 2048] {
+            let steps = (-64..(count as i32 + 4) * 32).map(|k| k as f32 / 32.0);
+            let edges = [
+                f32::NAN,
+                f32::INFINITY,
+                f32::NEG_INFINITY,
+                -0.0,
+                0.5,
+                1.5,
+                2.5,
+                -0.5,
+            ];
+            let random = (0..100_000).map(|_| f32::from_bits(rng.next_u32()));
+            for a in steps.chain(edges).chain(random) {
+                assert_eq!(
+                    crate::sample::filter::array_slice(a, count),
+                    reference(a, count),
+                    "{a:e} of {count}"
+                );
+            }
         }
     }
 

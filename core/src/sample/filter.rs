@@ -13,10 +13,11 @@ use crate::texture::{Dimension, Texture};
 /// count − 1)`, NaN → 0 (D3D11.3 FS 7.18.7).
 pub(crate) fn array_slice(a: f32, count: u32) -> u32 {
     let last = count.saturating_sub(1);
-    let a = a.round_ties_even();
+    // rne through f64 (exact for every f32), without a libm call.
+    let a = super::address::rne_whole(f64::from(a));
     if a.is_nan() || a <= 0.0 {
         0
-    } else if a >= last as f32 {
+    } else if a >= f64::from(last) {
         last
     } else {
         a as u32

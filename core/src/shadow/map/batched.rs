@@ -399,7 +399,7 @@ enum Route {
 
 /// Lookups sorted for [`ShadowMap::compare_batch`]: per slice (cube face) the batched ones,
 /// with their references and positions in the call, and the rest for the scalar sampler.
-struct Sorted {
+pub(crate) struct Sorted {
     uv: Vec<Vec<[f32; 2]>>,
     refs: Vec<Vec<f32>>,
     slots: Vec<Vec<usize>>,
@@ -415,22 +415,22 @@ impl ShadowMap {
     /// # Panics
     /// If `refs` or `out` is shorter than `coords`.
     pub fn compare_batch(&self, coords: &[Vec3], refs: &[f32], out: &mut [f32]) {
-        self.compare_sorted(coords, refs, out, true);
-    }
-
-    /// [`ShadowMap::compare_batch`] after [`ShadowMap::draw_tiles_for`] of the same
-    /// coordinates: the tiles are there, so they are not looked for again.
-    pub(crate) fn compare_batch_drawn(&self, coords: &[Vec3], refs: &[f32], out: &mut [f32]) {
-        self.compare_sorted(coords, refs, out, false);
-    }
-
-    fn compare_sorted(&self, coords: &[Vec3], refs: &[f32], out: &mut [f32], mark: bool) {
-        crate::zone!("penumbra::ShadowMap::compare_batch");
-        let (refs, out) = (&refs[..coords.len()], &mut out[..coords.len()]);
+        let refs = &refs[..coords.len()];
         let sorted = self.sort_lookups(coords, refs);
+        self.compare_sorted(&sorted, refs, &mut out[..coords.len()], true);
+    }
+
+    /// [`ShadowMap::compare_batch`] of lookups sorted by [`ShadowMap::sort_lookups`] whose
+    /// tiles ([`ShadowMap::sorted_needs`]) are drawn already, so they are not looked for again.
+    pub(crate) fn compare_batch_drawn(&self, sorted: &Sorted, refs: &[f32], out: &mut [f32]) {
+        self.compare_sorted(sorted, refs, out, false);
+    }
+
+    fn compare_sorted(&self, sorted: &Sorted, refs: &[f32], out: &mut [f32], mark: bool) {
+        crate::zone!("penumbra::ShadowMap::compare_batch");
         let reader = self.batch_reader(|t, needs| {
             if mark {
-                self.mark(t, needs, &sorted);
+                self.mark(t, needs, sorted);
             }
         });
         for &(coord, i) in &sorted.scalar {
@@ -481,8 +481,7 @@ impl ShadowMap {
         }
     }
 
-    /// The tiles that comparisons at `coords` read; `None` for a map drawn whole. Threads can
-    /// work these out for parts of a batch at once, then draw the merged set in one pass.
+    /// The tiles that comparisons at `coords` read; `None` for a map drawn whole.
     pub(crate) fn tile_needs(&self, coords: &[Vec3]) -> Option<Needs> {
         self.tiled().map(|t| {
             let batched = self.batched_slices();
@@ -499,6 +498,17 @@ impl ShadowMap {
             for (s, list) in uv.iter().enumerate() {
                 t.need_2d_taps(&mut needs, s, list);
             }
+            needs
+        })
+    }
+
+    /// The tiles that the lookups of `sorted` read; `None` for a map drawn whole. Threads can
+    /// sort and mark parts of a batch at once, draw the merged set in one pass, then look
+    /// their parts up ([`ShadowMap::compare_batch_drawn`]) without routing them again.
+    pub(crate) fn sorted_needs(&self, sorted: &Sorted) -> Option<Needs> {
+        self.tiled().map(|t| {
+            let mut needs = t.needs();
+            self.mark(t, &mut needs, sorted);
             needs
         })
     }
@@ -529,7 +539,8 @@ impl ShadowMap {
         }
     }
 
-    fn sort_lookups(&self, coords: &[Vec3], refs: &[f32]) -> Sorted {
+    /// Routes each lookup once: to a slice's batched path, or to the scalar sampler.
+    pub(crate) fn sort_lookups(&self, coords: &[Vec3], refs: &[f32]) -> Sorted {
         let batched = self.batched_slices();
         let slices = batched.len();
         let mut sorted = Sorted {

@@ -3,6 +3,7 @@
 //! through: one comparison at a time, or recorded, batched and replayed for many receivers.
 
 use super::*;
+use crate::shadow::map::Sorted;
 use crate::shadow::tiles::Needs;
 
 /// Where a shadow factor's comparisons come from: the map, now ([`Now`]), or — for many
@@ -86,13 +87,12 @@ pub(super) fn batched<R: Sync>(
         }
         record
     };
-    // `drawn`: the tiles the taps read are drawn already.
-    let finish = |part: &[R], record: &Record, out: &mut [f32], drawn: bool| {
+    // `sorted`: the taps routed already, and the tiles they read drawn.
+    let finish = |part: &[R], record: &Record, out: &mut [f32], sorted: Option<&Sorted>| {
         let mut results = vec![0.0; record.taps.len()];
-        if drawn {
-            map.compare_batch_drawn(&record.taps, &record.depths, &mut results);
-        } else {
-            map.compare_batch(&record.taps, &record.depths, &mut results);
+        match sorted {
+            Some(sorted) => map.compare_batch_drawn(sorted, &record.depths, &mut results),
+            None => map.compare_batch(&record.taps, &record.depths, &mut results),
         }
         let mut replay = Replay {
             results: &results,
@@ -103,27 +103,28 @@ pub(super) fn batched<R: Sync>(
         }
     };
     if threads <= 1 || receivers.len() < PARALLEL_RECEIVERS {
-        finish(receivers, &record(receivers), out, false);
+        finish(receivers, &record(receivers), out, None);
         return;
     }
     let per = receivers.len().div_ceil(threads * 4);
     let parts: Vec<&[R]> = receivers.chunks(per).collect();
     let records = std::sync::Mutex::new(Vec::with_capacity(parts.len()));
-    // Each part records its taps and works out the tiles they read; the merged tiles are then
-    // drawn in one pass, before any part looks up.
+    // Each part records its taps, routes them and works out the tiles they read; the merged
+    // tiles are then drawn in one pass, before any part looks up.
     crate::raster::run_parallel(parts.iter().enumerate(), threads, |(k, part)| {
         let r = record(part);
-        let needs = map.tile_needs(&r.taps);
+        let sorted = map.sort_lookups(&r.taps, &r.depths);
+        let needs = map.sorted_needs(&sorted);
         records
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push((k, r, needs));
+            .push((k, r, sorted, needs));
         0
     });
     let mut records = records.into_inner().unwrap_or_else(|e| e.into_inner());
     records.sort_unstable_by_key(|(k, ..)| *k);
     let mut merged: Option<Needs> = None;
-    for needs in records.iter_mut().filter_map(|(_, _, n)| n.take()) {
+    for needs in records.iter_mut().filter_map(|(.., n)| n.take()) {
         match &mut merged {
             Some(m) => m.merge(&needs),
             None => merged = Some(needs),
@@ -135,9 +136,9 @@ pub(super) fn batched<R: Sync>(
     let jobs = parts
         .into_iter()
         .zip(out.chunks_mut(per))
-        .zip(records.iter().map(|(_, r, _)| r));
-    crate::raster::run_parallel(jobs, threads, |((part, out), record)| {
-        finish(part, record, out, true);
+        .zip(records.iter().map(|(_, r, sorted, _)| (r, sorted)));
+    crate::raster::run_parallel(jobs, threads, |((part, out), (record, sorted))| {
+        finish(part, record, out, Some(sorted));
         0
     });
 }
