@@ -3,6 +3,8 @@
 
 use super::keys::{Keys, Padding};
 use super::{CmpBatch, Plan};
+use super::{NAN_TEXEL, RefKind};
+use crate::format::ComponentKind;
 
 /// The key image of a lazy batch, written region by region ([`KeyWriter::refresh`]) — from
 /// several threads at once when their regions differ: the positions a region owns (its
@@ -106,6 +108,26 @@ impl KeyPtr {
         }
     }
 
+    /// Key `i` of the image (bounds-checked).
+    ///
+    /// # Safety
+    /// No other thread writes key `i` meanwhile.
+    #[inline(always)]
+    unsafe fn get(self, i: usize) -> i32 {
+        match self {
+            KeyPtr::U16(p, len) => {
+                assert!(i < len, "key {i} of {len}");
+                // SAFETY: in bounds (checked); unwritten meanwhile by the caller's contract.
+                i32::from(unsafe { p.add(i).read() })
+            }
+            KeyPtr::I32(p, len) => {
+                assert!(i < len, "key {i} of {len}");
+                // SAFETY: as above.
+                unsafe { p.add(i).read() }
+            }
+        }
+    }
+
     /// Writes key `i` of the image (bounds-checked).
     ///
     /// # Safety
@@ -128,11 +150,15 @@ impl KeyPtr {
 }
 
 /// A level's packed bytes, read a range at a time (only the texels of the region being
-/// refreshed: other threads may be writing the others).
+/// refreshed: other threads may be writing the others) — the whole level, or only the region's
+/// own texels in rows of their own.
 #[derive(Clone, Copy)]
 pub(crate) struct LevelBytes {
     ptr: *const u8,
     len: usize,
+    /// The texel at `ptr`, and texels per row (0: the level's width).
+    origin: [u32; 2],
+    row: usize,
 }
 
 impl LevelBytes {
@@ -141,6 +167,8 @@ impl LevelBytes {
         LevelBytes {
             ptr: level.as_ptr(),
             len: level.len(),
+            origin: [0, 0],
+            row: 0,
         }
     }
 
@@ -150,7 +178,47 @@ impl LevelBytes {
     /// The `len` bytes from `ptr` stay allocated while this is used, and the ranges read are
     /// written by no one meanwhile.
     pub(crate) unsafe fn from_raw(ptr: *const u8, len: usize) -> LevelBytes {
-        LevelBytes { ptr, len }
+        LevelBytes {
+            ptr,
+            len,
+            origin: [0, 0],
+            row: 0,
+        }
+    }
+
+    /// The texels of a region alone, `row` texels a row from texel `origin` of the level: the
+    /// packed bytes of a drawn tile before (or instead of) their copy into the level. A
+    /// refresh through it reads only that region's texels.
+    ///
+    /// # Safety
+    /// As [`LevelBytes::from_raw`].
+    pub(crate) unsafe fn region(
+        ptr: *const u8,
+        len: usize,
+        origin: [u32; 2],
+        row: usize,
+    ) -> LevelBytes {
+        LevelBytes {
+            ptr,
+            len,
+            origin,
+            row,
+        }
+    }
+
+    /// Where texel (x, y) of a level `width` texels wide starts.
+    #[inline]
+    fn offset(&self, x: u32, y: u32, width: u32, bpt: usize) -> usize {
+        let row = if self.row == 0 {
+            width as usize
+        } else {
+            self.row
+        };
+        let (x, y) = (
+            x.wrapping_sub(self.origin[0]),
+            y.wrapping_sub(self.origin[1]),
+        );
+        (y as usize * row + x as usize) * bpt
     }
 
     /// Bytes `start..start + n` (bounds-checked).
@@ -212,7 +280,7 @@ impl KeyWriter<'_> {
             keys.prefetch(first, 2 * (x1 - x0 + 1) as usize);
         };
         let row_keys = |y: u32, x: u32, out: &mut [i32]| {
-            let start = (y as usize * w as usize + x as usize) * bpt;
+            let start = level.offset(x, y, w, bpt);
             pad.keymap
                 .keys_of_row(pad.format, level.range(start, out.len() * bpt), out);
         };
@@ -248,7 +316,7 @@ impl KeyWriter<'_> {
         let in_y = |q: usize| (y0..=y1).contains(&Padding::owner(&pad.rows, h, q));
         let key_at = |q: usize, p: usize| match (pad.rows[q], pad.cols[p]) {
             (Some(y), Some(x)) => {
-                let at = (y as usize * w as usize + x as usize) * bpt;
+                let at = level.offset(x, y, w, bpt);
                 pad.keymap
                     .key(pad.format.raw_component(level.range(at, bpt), 0))
             }
@@ -275,6 +343,80 @@ impl KeyWriter<'_> {
                 put(q, p, key_at(q, p));
             }
         }
+    }
+}
+
+impl KeyWriter<'_> {
+    /// Whether [`KeyWriter::texels_from_keys`] can give this level's texels back (true: as
+    /// f32s, false: as 16-bit codes), on a little-endian CPU.
+    pub(crate) fn texels_kind(&self) -> Option<bool> {
+        let (format, kind) = (self.pad.format, self.pad.keymap.kind);
+        let bpt = format.bytes_per_texel();
+        match format.kind() {
+            _ if cfg!(target_endian = "big") => None,
+            ComponentKind::Float32 if bpt == 4 && kind == RefKind::Float => Some(true),
+            ComponentKind::Unorm(16) if bpt == 2 && kind == RefKind::Unorm => Some(false),
+            _ => None,
+        }
+    }
+
+    /// Writes the texels of `x0..=x1 × y0..=y1` into `level` (the level's packed bytes,
+    /// `len` of them) from their keys, for the scalar sampler's comparisons: they read the
+    /// texels written as they read the texels the keys were made from. A key keeps a texel's
+    /// value as comparisons see it, so a −0 or a denormal texel comes back as +0 (comparisons
+    /// flush them to 0 first: R6, R85) and a NaN as the quiet NaN (every NaN compares alike).
+    /// Only D32_FLOAT-like (one f32 per texel) and D16_UNORM-like (one 16-bit code) formats
+    /// come back; false, with nothing written, for others.
+    ///
+    /// # Safety
+    /// The `len` bytes from `level` stay allocated; no other thread reads or writes the
+    /// rectangle's texels or writes its keys meanwhile.
+    pub(crate) unsafe fn texels_from_keys(
+        &self,
+        level: *mut u8,
+        len: usize,
+        [x0, y0, x1, y1]: [u32; 4],
+    ) -> bool {
+        let pad = self.pad;
+        let map = pad.keymap;
+        let bpt = pad.format.bytes_per_texel();
+        let Some(float) = self.texels_kind() else {
+            return false;
+        };
+        if x0 > x1 || y0 > y1 || x1 >= pad.width || y1 >= pad.height {
+            debug_assert!(false, "texels of {:?} outside the level", [x0, y0, x1, y1]);
+            return false;
+        }
+        let stride = pad.cols.len();
+        let w = pad.width as usize;
+        for y in y0..=y1 {
+            let at = (y as usize * w + x0 as usize) * bpt;
+            let n = (x1 - x0 + 1) as usize;
+            assert!(at + n * bpt <= len, "texels {at}+{} of {len}", n * bpt);
+            // Texel (x, y) is the upper key of entry (x + 2, y + 2).
+            let first = 2 * ((y as usize + 2) * stride + x0 as usize + 2);
+            for k in 0..n {
+                // SAFETY: in bounds (checked); the caller's contract keeps both unshared.
+                unsafe {
+                    let key = self.keys.get(first + 2 * k);
+                    let dest = level.add(at + k * bpt);
+                    let unkeyed = key.wrapping_sub(map.add) ^ map.xor;
+                    if float {
+                        let bits = if key == NAN_TEXEL {
+                            0x7FC0_0000u32
+                        } else {
+                            // `float_key` undone: it flips a negative value's magnitude bits.
+                            (unkeyed ^ (((unkeyed >> 31) as u32) >> 1) as i32) as u32
+                        };
+                        dest.cast::<[u8; 4]>().write_unaligned(bits.to_le_bytes());
+                    } else {
+                        dest.cast::<[u8; 2]>()
+                            .write_unaligned((unkeyed as u16).to_le_bytes());
+                    }
+                }
+            }
+        }
+        true
     }
 }
 

@@ -650,4 +650,118 @@ mod refresh_tests {
             );
         }
     }
+
+    /// Texels written back from a lazy batch's keys are each texel as the scalar sampler's
+    /// comparisons see it: the same bits, except +0 for −0 and denormals (flushed first, R6,
+    /// R85) and the quiet NaN for every NaN; so every comparison, of every function, at any
+    /// position, answers the same on them as on the original texels. Formats whose keys do
+    /// not hold a whole texel give nothing back.
+    #[test]
+    fn texels_from_keys_compare_as_the_texels_they_were_made_from() {
+        let mut rng = penumbra_testkit::Rng::xorshift64(0x6b65_7973);
+        let formats = [
+            Format::D32Float,
+            Format::R32Float,
+            Format::D16Unorm,
+            Format::R16Unorm,
+            Format::R32FloatX8X24Typeless,
+            Format::R24UnormX8Typeless,
+        ];
+        let funcs = [
+            ComparisonFunc::LessEqual,
+            ComparisonFunc::Greater,
+            ComparisonFunc::Equal,
+            ComparisonFunc::NotEqual,
+        ];
+        for round in 0..48 {
+            let format = formats[round % formats.len()];
+            let (w, h) = (1 + rng.below_mod(70) as u32, 1 + rng.below_mod(40) as u32);
+            let desc = TextureDesc::new_2d(format, w, h);
+            let mut data = vec![0u8; desc.total_bytes() as usize];
+            for b in &mut data {
+                *b = rng.next_u32() as u8;
+            }
+            let float = format.kind() == ComponentKind::Float32;
+            for t in data.chunks_exact_mut(format.bytes_per_texel()) {
+                if float && rng.below_mod(2) == 0 {
+                    let v = match rng.below_mod(4) {
+                        0 => -0.0,
+                        1 => f32::from_bits(rng.below_mod(0x0080_0000) as u32),
+                        _ => rng.f32_special(),
+                    };
+                    t[..4].copy_from_slice(&v.to_le_bytes());
+                } else if float {
+                    t[..4].copy_from_slice(&rng.f32_in(-0.5, 1.5).to_le_bytes());
+                }
+            }
+            let tex = Texture::new(desc, data).unwrap();
+            let mut d =
+                SamplerDesc::comparison(Filter::ComparisonMinMagLinearMipPoint, funcs[round % 4]);
+            d.address_u = AddressMode::Clamp;
+            d.address_v = AddressMode::Wrap;
+            let s = Sampler::new(d).unwrap();
+            let mut lazy = s.cmp_level_zero_batch_lazy(&tex, 0, None).unwrap();
+            lazy.refresh(tex.subresource(0, 0), [0, 0, w - 1, h - 1]);
+            let writer = lazy.key_writer().unwrap();
+            let decodable = matches!(
+                format,
+                Format::D32Float | Format::R32Float | Format::D16Unorm | Format::R16Unorm
+            );
+            assert_eq!(writer.texels_kind().is_some(), decodable, "{format}");
+            let mut back = vec![0u8; desc.total_bytes() as usize];
+            // Rectangle by rectangle, as tiles are.
+            let mut y = 0;
+            while y < h {
+                let y1 = (y + rng.below_mod(9) as u32).min(h - 1);
+                let mut x = 0;
+                while x < w {
+                    let x1 = (x + rng.below_mod(33) as u32).min(w - 1);
+                    // SAFETY: `back` is borrowed mutably here alone; nothing writes the keys.
+                    let ok = unsafe {
+                        writer.texels_from_keys(back.as_mut_ptr(), back.len(), [x, y, x1, y1])
+                    };
+                    assert_eq!(ok, decodable, "{format}");
+                    x = x1 + 1;
+                }
+                y = y1 + 1;
+            }
+            if !decodable {
+                assert!(back.iter().all(|&b| b == 0), "{format}: nothing written");
+                continue;
+            }
+            let bpt = format.bytes_per_texel();
+            for (a, b) in tex
+                .subresource(0, 0)
+                .chunks_exact(bpt)
+                .zip(back.chunks_exact(bpt))
+            {
+                if float {
+                    let a = u32::from_le_bytes(a.try_into().unwrap());
+                    let b = u32::from_le_bytes(b.try_into().unwrap());
+                    let want = if f32::from_bits(a).is_nan() {
+                        0x7FC0_0000
+                    } else if a & 0x7FFF_FFFF < 0x0080_0000 {
+                        0
+                    } else {
+                        a
+                    };
+                    assert_eq!(b, want, "{format}: {a:#x}");
+                } else {
+                    assert_eq!(a, b, "{format}");
+                }
+            }
+            let back = Texture::new(desc, back).unwrap();
+            for _ in 0..400 {
+                let uv = [rng.f32_in(-0.2, 1.2), rng.f32_in(-0.2, 1.2)];
+                let r = if rng.below_mod(5) == 0 {
+                    rng.f32_special()
+                } else {
+                    rng.f32_in(-0.5, 1.5)
+                };
+                let want = s.sample_cmp_level_zero(Some(&tex), uv, r, [0, 0]).unwrap();
+                let got = s.sample_cmp_level_zero(Some(&back), uv, r, [0, 0]).unwrap();
+                assert_eq!(got.to_bits(), want.to_bits(), "{format} {uv:?} {r}");
+            }
+        }
+    }
 }

@@ -180,7 +180,7 @@ impl ShadowMap {
                     Some(_) => out[k] = self.lit_fraction_with(p, normals.get(base + k), kernel),
                 }
             }
-            let reader = self.batch_reader(|t, needs| {
+            let reader = self.batch_reader(false, |t, needs| {
                 for (slice, list) in lists.iter().enumerate() {
                     t.need_2d_taps(needs, slice, &list.uv[..list.points * taps]);
                 }
@@ -308,7 +308,7 @@ impl ShadowMap {
                     }
                 }
             }
-            let reader = self.batch_reader(|t, needs| {
+            let reader = self.batch_reader(!seams.is_empty(), |t, needs| {
                 for (face, list) in uv.iter().enumerate() {
                     t.need_2d_taps(needs, face, list);
                 }
@@ -428,9 +428,15 @@ impl ShadowMap {
 
     fn compare_sorted(&self, sorted: &Sorted, refs: &[f32], out: &mut [f32], mark: bool) {
         crate::zone!("penumbra::ShadowMap::compare_batch");
-        let reader = self.batch_reader(|t, needs| {
+        let reader = self.batch_reader(!sorted.scalar.is_empty(), |t, needs| {
             if mark {
                 self.mark(t, needs, sorted);
+            } else {
+                // Drawn already, but maybe without their texels, which the scalar sampler
+                // reads (see `TileCounters::texels`).
+                for (coord, _) in &sorted.scalar {
+                    self.need_coord(t, needs, coord);
+                }
             }
         });
         for &(coord, i) in &sorted.scalar {

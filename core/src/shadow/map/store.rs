@@ -71,13 +71,18 @@ impl ShadowMap {
             Store::Tiled(t) => {
                 let mut needs = t.needs();
                 fill(t, &mut needs);
-                Reader::Tiled(t.read_with(&needs))
+                Reader::Tiled(t.read_with(&needs, true))
             }
         }
     }
 
-    /// The texels and batched paths for a batched query whose taps `fill` marks.
-    pub(super) fn batch_reader(&self, fill: impl FnOnce(&Tiled, &mut Needs)) -> Reader<'_> {
+    /// The batched paths for a batched query whose taps `fill` marks, and the texels too when
+    /// `texels` (some of its lookups take the scalar sampler).
+    pub(super) fn batch_reader(
+        &self,
+        texels: bool,
+        fill: impl FnOnce(&Tiled, &mut Needs),
+    ) -> Reader<'_> {
         match &self.store {
             Store::Full { texture, batches } => {
                 Reader::Full(texture, batches.get_or_init(|| self.build_batches(texture)))
@@ -85,7 +90,7 @@ impl ShadowMap {
             Store::Tiled(t) => {
                 let mut needs = t.needs();
                 fill(t, &mut needs);
-                Reader::Tiled(t.read_with(&needs))
+                Reader::Tiled(t.read_with(&needs, texels))
             }
         }
     }

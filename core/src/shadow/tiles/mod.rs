@@ -183,6 +183,9 @@ pub(crate) struct Tiled {
     /// tile holds what a tap past the edge reads).
     wrap: [bool; 2],
     threads: usize,
+    /// Tiles drawn for the batched path alone leave their texels unwritten (see
+    /// [`Resident::texels`]): the keys can give them back.
+    keys_only: bool,
     /// The lighting's counts (shared by its maps) and this map's own.
     counters: Arc<TileCounters>,
     own: TileCounters,
@@ -255,7 +258,7 @@ impl Tiled {
         // Each batch takes a spare key image (the old map's, of the same shape) instead of a
         // new one.
         let mut spare_keys = spare_keys.into_iter();
-        let batches = if cube {
+        let mut batches = if cube {
             // Each face's batch is planned on an untouched 2D texture of the face's size: a lazy
             // batch reads no texel, only the size and format.
             let face_desc = TextureDesc::new_2d(format, resolution, resolution);
@@ -271,6 +274,12 @@ impl Tiled {
         if batches.iter().any(Option::is_none) {
             return None;
         }
+        // Tiles leave their texels unwritten only where the keys can give them back.
+        let keys_only = batches.iter_mut().all(|b| {
+            b.as_mut()
+                .and_then(CmpBatch::key_writer)
+                .is_some_and(|k| k.texels_kind().is_some())
+        });
         let tiles = resolution.div_ceil(MAP_TILE);
         let per_slice = (tiles * tiles) as usize;
         let clear = {
@@ -288,12 +297,15 @@ impl Tiled {
             tiles,
             wrap,
             threads: threads.max(1),
+            keys_only,
             counters,
             own: TileCounters::default(),
             resident: RwLock::new(Resident {
                 texture,
                 batches,
                 ready: vec![0; (per_slice * slices as usize).div_ceil(64)],
+                texels: vec![0; (per_slice * slices as usize).div_ceil(64)],
+                from_keys: vec![0; (per_slice * slices as usize).div_ceil(64)],
                 layers: HashMap::new(),
                 touched: HashMap::new(),
             }),
@@ -477,6 +489,12 @@ impl Tiled {
     /// skip flag, [`take_skipped`], is set). Threads that need the same tiles at once wait for
     /// one of them to draw them.
     pub(crate) fn ensure(&self, needs: &Needs) -> bool {
+        self.ensure_with(needs, false)
+    }
+
+    /// [`Tiled::ensure`], writing the drawn tiles' texels too when `texels` (always where the
+    /// keys cannot give them back; see [`Resident::texels`]).
+    fn ensure_with(&self, needs: &Needs, texels: bool) -> bool {
         let missing: Vec<usize> = {
             let r = self.read();
             needs.iter().filter(|&t| !r.ready(t)).collect()
@@ -506,10 +524,11 @@ impl Tiled {
             .filter(|(_, p)| matches!(p, Plan::OverLayer(..)))
             .count() as u64;
         let w = &mut *w;
-        // The workers write their tiles straight into the texels and key images.
-        let (drawn, render, layout) = self.draw(plans, &w.targets());
+        let texels = texels || !self.keys_only;
+        // The workers write their tiles straight into the key images (and the texels).
+        let (drawn, render, layout) = self.draw(plans, &w.targets(), texels);
         for (t, layer) in &mut *drawn.lock().unwrap_or_else(|e| e.into_inner()) {
-            w.ready[*t / 64] |= 1 << (*t % 64);
+            w.drawn(*t, texels);
             w.touched.remove(t);
             if let Some(layer) = layer.take() {
                 w.layers.insert(*t, layer);
@@ -536,7 +555,8 @@ impl Tiled {
     }
 
     /// Rasterizes tiles (global indices, each with its plan), side by side on the map's
-    /// threads, each written into `targets` by the thread that drew it; returns the tiles drawn
+    /// threads, each written into `targets` (its texels too when `texels`) by the thread that
+    /// drew it; returns the tiles drawn
     /// with the layers they made for later redraws, and the time spent drawing and writing
     /// them (ns, summed over threads).
     #[allow(clippy::type_complexity)]
@@ -544,6 +564,7 @@ impl Tiled {
         &self,
         plans: Vec<(usize, Plan)>,
         targets: &LayoutTargets<'_>,
+        texels: bool,
     ) -> (Mutex<Vec<(usize, Option<Layer>)>>, u64, u64) {
         let n = self.resolution;
         let drawers: Vec<TileDrawer<'_, Occluder>> = self
@@ -584,7 +605,7 @@ impl Tiled {
                 let drawn = Instant::now();
                 // SAFETY: each tile is in one job of one call, so no other thread writes its
                 // texels or the keys its region owns.
-                unsafe { targets.store(self, t, values) };
+                unsafe { targets.store(self, t, values, texels) };
                 render.fetch_add((drawn - start).as_nanos() as u64, Ordering::Relaxed);
                 layout.fetch_add(drawn.elapsed().as_nanos() as u64, Ordering::Relaxed);
                 out.lock()
@@ -720,15 +741,40 @@ impl Tiled {
         ]
     }
 
-    /// The texels and batches with every tile of `needs` drawn (one read lock when they are).
-    pub(crate) fn read_with(&self, needs: &Needs) -> RwLockReadGuard<'_, Resident> {
+    /// The batches with every tile of `needs` drawn (one read lock when they are), and the
+    /// texels of those tiles too when `texels`: tiles not drawn yet are drawn with them, and
+    /// tiles drawn for the batched path alone have them written from their keys.
+    pub(crate) fn read_with(&self, needs: &Needs, texels: bool) -> RwLockReadGuard<'_, Resident> {
         {
             let r = self.read();
-            if needs.iter().all(|t| r.ready(t)) {
+            let there = |t| if texels { r.has_texels(t) } else { r.ready(t) };
+            if needs.iter().all(there) {
                 return r;
             }
         }
-        self.ensure(needs);
+        self.ensure_with(needs, texels);
+        if texels {
+            let mut w = self.resident.write().unwrap_or_else(|e| e.into_inner());
+            let lacking: Vec<usize> = needs
+                .iter()
+                .filter(|&t| w.ready(t) && !w.has_texels(t))
+                .collect();
+            if !lacking.is_empty() {
+                crate::zone!("penumbra::shadow::texels from keys");
+                let targets = w.targets();
+                // SAFETY: the write lock keeps every other reader and writer away.
+                let written: Vec<bool> = lacking
+                    .iter()
+                    .map(|&t| unsafe { targets.texels_from_keys(self, t) })
+                    .collect();
+                drop(targets);
+                for (&t, ok) in lacking.iter().zip(written) {
+                    // (Not for a map whose tiles always write their texels.)
+                    debug_assert!(ok, "texels of tile {t} from its keys");
+                    w.from_keys[t / 64] |= u64::from(ok) << (t % 64);
+                }
+            }
+        }
         self.read()
     }
 
@@ -748,7 +794,17 @@ impl Tiled {
         for s in 0..self.view_proj.len() {
             self.need_slice(&mut all, s);
         }
-        let complete = self.ensure(&all);
+        {
+            // A tile drawn without its texels is drawn again with them: the texture has every
+            // texel's own bits (texels written from keys have a comparison's view of them).
+            let mut w = self.resident.write().unwrap_or_else(|e| e.into_inner());
+            for t in all.iter() {
+                if w.ready(t) && !w.has_drawn_texels(t) {
+                    w.ready[t / 64] &= !(1 << (t % 64));
+                }
+            }
+        }
+        let complete = self.ensure_with(&all, true);
         let texture = self.read().texture.clone();
         if complete {
             self.snapshot.get_or_init(|| texture)
@@ -1040,6 +1096,50 @@ mod tests {
     /// clusters of taps a few texels wide (the filters' footprints) round random points, inside
     /// the map, on its edges and past them, with special values among them; map sizes that are
     /// and are not whole tiles; clamped, bordered and wrapped axes.
+    /// A tile drawn for the batched path leaves its texels unwritten; a scalar reader has them
+    /// written from the keys without drawing the tile again; the whole texture draws it again
+    /// (keys keep a comparison's view of a texel, not always its bits).
+    #[test]
+    fn texels_are_written_only_for_readers_of_texels() {
+        let map = test_map([AddressMode::Clamp; 2], 100, 1);
+        let mut needs = map.needs();
+        map.need_2d(&mut needs, 0, [0.5, 0.5]);
+        let tiles: Vec<usize> = needs.iter().collect();
+        let one = 1.0f32.to_le_bytes();
+        let texel_of = |r: &Resident, t: usize| {
+            let [x0, y0, ..] = map.tile_rect(t);
+            let at = (y0 as usize * 100 + x0 as usize) * 4;
+            <[u8; 4]>::try_from(&r.texture.subresource(0, 0)[at..at + 4]).unwrap()
+        };
+        assert!(map.ensure(&needs));
+        {
+            let r = map.read();
+            for &t in &tiles {
+                assert!(r.ready(t) && !r.has_texels(t), "tile {t}");
+                assert_eq!(texel_of(&r, t), [0; 4], "tile {t}: texels unwritten");
+            }
+        }
+        assert_eq!(map.stats().tiles_rendered, tiles.len() as u64);
+        {
+            let r = map.read_with(&needs, true);
+            for &t in &tiles {
+                assert!(r.has_texels(t), "tile {t}");
+                assert_eq!(texel_of(&r, t), one, "tile {t}: the clear depth");
+            }
+        }
+        assert_eq!(
+            map.stats().tiles_rendered,
+            tiles.len() as u64,
+            "no tile drawn again"
+        );
+        let texture = map.texture();
+        assert!(texture.subresource(0, 0).chunks_exact(4).all(|t| t == one));
+        // The tiles whose texels came from their keys are drawn again for it.
+        let all = map.tile_count() as u64;
+        assert_eq!(map.stats().tiles_rendered, all + tiles.len() as u64);
+        assert!(tiles.iter().all(|&t| map.read().has_drawn_texels(t)));
+    }
+
     #[test]
     fn marking_taps_at_once_marks_each_taps_tiles() {
         let mut rng = penumbra_testkit::Rng::xorshift64(0x7461_7073);

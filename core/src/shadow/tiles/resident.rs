@@ -100,6 +100,14 @@ pub(crate) struct Resident {
     pub(crate) batches: Vec<Option<CmpBatch>>,
     /// Drawn tiles, a bit per tile, slice after slice.
     pub(super) ready: Vec<u64>,
+    /// Drawn tiles whose texels are written too. The batched path reads only the key images,
+    /// so a tile drawn for it alone leaves its texels unwritten (a third of a tile's memory
+    /// traffic); the scalar sampler's queries have them written from the keys
+    /// ([`Tiled::read_with`]), a whole map's texture has them drawn.
+    pub(super) texels: Vec<u64>,
+    /// Drawn tiles whose texels were written from their keys: each texel as comparisons see
+    /// it, which the scalar sampler reads as it would the drawn bits, but not the texture.
+    pub(super) from_keys: Vec<u64>,
     /// Tiles that moving occluders crossed: what every other occluder drew there (see
     /// [`Layer`]), by tile.
     pub(super) layers: HashMap<usize, Layer>,
@@ -143,12 +151,14 @@ unsafe impl Send for LayoutTargets<'_> {}
 unsafe impl Sync for LayoutTargets<'_> {}
 
 impl LayoutTargets<'_> {
-    /// Writes drawn tile `t` of `map` into the texels and the key image.
+    /// Writes drawn tile `t` of `map` into the key image, and into the texels when `texels`
+    /// (else the tile's keys are made from `values` straight away; see
+    /// [`Resident::texels`]).
     ///
     /// # Safety
     /// No other thread writes or reads tile `t` (its texels and the keys its region owns)
     /// meanwhile.
-    pub(super) unsafe fn store(&self, map: &Tiled, t: usize, values: &TileValues) {
+    pub(super) unsafe fn store(&self, map: &Tiled, t: usize, values: &TileValues, texels: bool) {
         crate::zone!("penumbra::shadow::tile layout");
         let per = map.per_slice();
         let slice = t / per;
@@ -157,41 +167,65 @@ impl LayoutTargets<'_> {
         let bpt = map.format.bytes_per_texel();
         let len = (x1 - x0 + 1) as usize;
         let (level, level_len) = self.levels[slice];
-        // The map's rows are far apart: fetch the rows written two rows ahead (see
-        // `KeyWriter::refresh`).
-        let ahead = |y: u32| {
-            if y <= y1 {
+        if texels {
+            // The map's rows are far apart: fetch the rows written two rows ahead (see
+            // `KeyWriter::refresh`).
+            let ahead = |y: u32| {
+                if y <= y1 {
+                    let at = (y as usize * n + x0 as usize) * bpt;
+                    crate::cpu::prefetch_range(level.wrapping_add(at), len * bpt);
+                }
+            };
+            ahead(y0);
+            ahead(y0 + 1);
+            for y in y0..=y1 {
+                ahead(y + 2);
+                let row = (y - y0) as usize * MAP_TILE as usize;
                 let at = (y as usize * n + x0 as usize) * bpt;
-                crate::cpu::prefetch_range(level.wrapping_add(at), len * bpt);
-            }
-        };
-        ahead(y0);
-        ahead(y0 + 1);
-        for y in y0..=y1 {
-            ahead(y + 2);
-            let row = (y - y0) as usize * MAP_TILE as usize;
-            let at = (y as usize * n + x0 as usize) * bpt;
-            assert!(
-                at + len * bpt <= level_len,
-                "a row of the tile inside its slice"
-            );
-            // SAFETY: in bounds (checked); these bytes are tile `t`'s, written by this thread
-            // alone (the caller's contract).
-            let dest = unsafe { std::slice::from_raw_parts_mut(level.add(at), len * bpt) };
-            match values {
-                TileValues::F32(v) => write_le(dest, &v[row..row + len], f32::to_le_bytes),
-                TileValues::U16(v) => write_le(dest, &v[row..row + len], u16::to_le_bytes),
+                assert!(
+                    at + len * bpt <= level_len,
+                    "a row of the tile inside its slice"
+                );
+                // SAFETY: in bounds (checked); these bytes are tile `t`'s, written by this
+                // thread alone (the caller's contract).
+                let dest = unsafe { std::slice::from_raw_parts_mut(level.add(at), len * bpt) };
+                match values {
+                    TileValues::F32(v) => write_le(dest, &v[row..row + len], f32::to_le_bytes),
+                    TileValues::U16(v) => write_le(dest, &v[row..row + len], u16::to_le_bytes),
+                }
             }
         }
         if let Some(Some(keys)) = self.keys.get(slice) {
-            // SAFETY: the level stays allocated (borrowed by `self`); the refresh reads only
-            // tile `t`'s texels and writes only the keys its region owns.
-            unsafe {
-                keys.refresh(
-                    LevelBytes::from_raw(level.cast_const(), level_len),
-                    [x0, y0, x1, y1],
-                );
-            }
+            let source = if texels {
+                // SAFETY: the level stays allocated (borrowed by `self`); the refresh reads
+                // only tile `t`'s texels.
+                unsafe { LevelBytes::from_raw(level.cast_const(), level_len) }
+            } else {
+                values.region([x0, y0])
+            };
+            // SAFETY: the refresh reads only tile `t`'s texels and writes only the keys its
+            // region owns (the caller's contract).
+            unsafe { keys.refresh(source, [x0, y0, x1, y1]) };
+        }
+    }
+}
+
+impl LayoutTargets<'_> {
+    /// Writes drawn tile `t`'s texels from its keys (see [`KeyWriter::texels_from_keys`]);
+    /// false, with nothing written, where they cannot be had back so.
+    ///
+    /// # Safety
+    /// No other thread writes or reads tile `t`'s texels or writes its keys meanwhile.
+    pub(super) unsafe fn texels_from_keys(&self, map: &Tiled, t: usize) -> bool {
+        let per = map.per_slice();
+        let slice = t / per;
+        let (level, len) = self.levels[slice];
+        match self.keys.get(slice) {
+            // SAFETY: the level stays allocated (borrowed by `self`); the caller's contract.
+            Some(Some(keys)) => unsafe {
+                keys.texels_from_keys(level, len, map.tile_rect(t % per))
+            },
+            _ => false,
         }
     }
 }
@@ -212,6 +246,28 @@ impl Resident {
 
     pub(super) fn ready(&self, t: usize) -> bool {
         self.ready[t / 64] >> (t % 64) & 1 != 0
+    }
+
+    /// Whether tile `t` is drawn with its texels written (as drawn, or from its keys).
+    pub(super) fn has_texels(&self, t: usize) -> bool {
+        self.ready(t) && (self.texels[t / 64] | self.from_keys[t / 64]) >> (t % 64) & 1 != 0
+    }
+
+    /// Whether tile `t` is drawn with its texels written as drawn.
+    pub(super) fn has_drawn_texels(&self, t: usize) -> bool {
+        self.ready(t) && self.texels[t / 64] >> (t % 64) & 1 != 0
+    }
+
+    /// Records that tile `t` was just drawn, with its texels written or not.
+    pub(super) fn drawn(&mut self, t: usize, texels: bool) {
+        let (w, bit) = (t / 64, 1u64 << (t % 64));
+        self.ready[w] |= bit;
+        self.from_keys[w] &= !bit;
+        if texels {
+            self.texels[w] |= bit;
+        } else {
+            self.texels[w] &= !bit;
+        }
     }
 
     /// How missing tile `t` is drawn: over its layer when only the layer's moving occluders
@@ -279,6 +335,20 @@ impl TileValues {
             TileValues::U16(v) => v.fill(format::float_to_unorm(clear, 16) as u16),
             TileValues::F32(v) => v.fill(clear),
         }
+    }
+
+    /// These values as the packed texels of the tile whose first texel is `origin` (rows of
+    /// [`MAP_TILE`] texels), for [`KeyWriter::refresh`](crate::sample::batch::KeyWriter).
+    /// Their memory is their little-endian bytes on a little-endian CPU; on others tiles
+    /// always write their texels, and their keys are made from those.
+    pub(super) fn region(&self, origin: [u32; 2]) -> LevelBytes {
+        let (ptr, len) = match self {
+            TileValues::F32(v) => (v.as_ptr().cast::<u8>(), size_of_val(v.as_slice())),
+            TileValues::U16(v) => (v.as_ptr().cast::<u8>(), size_of_val(v.as_slice())),
+        };
+        // SAFETY: the values stay borrowed while the refresh reads them; f32 and u16 have no
+        // padding, so their `len` bytes are initialized.
+        unsafe { LevelBytes::region(ptr, len, origin, MAP_TILE as usize) }
     }
 
     pub(super) fn buf(&mut self) -> TileBuf<'_> {
