@@ -13,6 +13,10 @@
 //! * `camera_still/<probes>`: one `App::update` with nothing moved: no map renders, every probe
 //!   is answered again (the game lights' shares are recomputed each frame).
 //!
+//! * `bevy_alone/camera_moves`, `bevy_alone/camera_still`: the same app and level without
+//!   `PenumbraPlugin` (Bevy's own frame: transforms of 4,001 entities, cascades, assets), in
+//!   the same run: what a frame costs before penumbra adds anything.
+//!
 //! After each group the bench prints the plugin's own split of the last frame
 //! (`PenumbraDiagnostics`: rendering vs queries).
 
@@ -58,16 +62,16 @@ fn fly(
     }
 }
 
-fn app(probes: usize) -> App {
+/// The bench's app with `probes` probes, and penumbra or not.
+fn app(probes: usize, penumbra: bool) -> App {
     let mut app = App::new();
-    app.add_plugins((
-        AssetPlugin::default(),
-        TransformPlugin,
-        PenumbraPlugin::default(),
-    ))
-    .init_asset::<Mesh>()
-    .insert_resource(MoveCamera(false))
-    .add_systems(Update, fly);
+    app.add_plugins((AssetPlugin::default(), TransformPlugin));
+    if penumbra {
+        app.add_plugins(PenumbraPlugin::default());
+    }
+    app.init_asset::<Mesh>()
+        .insert_resource(MoveCamera(false))
+        .add_systems(Update, fly);
     add_cascade_systems(&mut app);
     let world = app.world_mut();
     let (nx, nz) = GROUND;
@@ -158,19 +162,24 @@ fn bench(c: &mut Criterion) {
         .sample_size(10)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(8));
-    for probes in [100usize, 10_000] {
-        let mut app = app(probes);
+    for (probes, penumbra) in [(100usize, true), (10_000, true), (100, false)] {
+        let mut app = app(probes, penumbra);
         for (name, moving) in [("camera_moves", true), ("camera_still", false)] {
+            let id = if penumbra {
+                BenchmarkId::new(name, probes)
+            } else {
+                BenchmarkId::new("bevy_alone", name)
+            };
             app.world_mut().resource_mut::<MoveCamera>().0 = moving;
             let mut frames = 0u64;
-            group.bench_function(BenchmarkId::new(name, probes), |b| {
+            group.bench_function(id, |b| {
                 b.iter(|| {
                     frames += 1;
                     app.update()
                 })
             });
-            if frames == 0 {
-                // Filtered out on the command line: there is no frame of its own to report.
+            if frames == 0 || !penumbra {
+                // Filtered out on the command line, or no plugin: nothing of its own to report.
                 continue;
             }
             let d = app.world().resource::<PenumbraDiagnostics>();
