@@ -75,8 +75,8 @@ pub struct PenumbraDiagnostics {
     /// Time spent rasterizing tiles this frame, summed over threads (it happens inside the
     /// query systems, which need the tiles).
     pub tile_render: Duration,
-    /// Time spent writing drawn tiles into the maps' texels and batch layouts (key images),
-    /// summed over threads.
+    /// Time spent writing drawn tiles into the maps' batch layouts (key images), and into
+    /// their texels where a query reads texels, summed over threads.
     pub tile_layout: Duration,
     /// Wall-clock time the query systems waited for tiles this frame (drawing and layout,
     /// however many threads shared them): what [`query_time`](Self::query_time) leaves out.

@@ -5,9 +5,11 @@
 //! its taps read (each tap's 2×2 footprint, found with the sampler's own arithmetic, through
 //! its address mode; for a cube map, across face edges too), draws the missing ones —
 //! rasterizing only the triangles that reach each tile ([`crate::raster`]'s tile drawer over
-//! the lighting's [`InstanceIndex`]) and writing the tile's texels and its part of the batched
-//! path's key image — and then samples as a fully drawn map would. Each drawn tile holds the
-//! bits a full render gives it, so every answer is the answer of the full map.
+//! the lighting's [`InstanceIndex`]) and writing its part of the batched path's key image (and
+//! its texels, when the query reads texels: the scalar sampler's taps; tiles drawn for the
+//! batched path alone have theirs written from the keys when such a query comes) — and then
+//! samples as a fully drawn map would. Each drawn tile holds the bits a full render gives it,
+//! so every answer is the answer of the full map.
 //!
 //! When an occluder changes, [`Tiled::invalidate`] forgets the tiles that its old and new
 //! bounds cover in each slice (a light-space rectangle with a margin; a whole slice when the

@@ -70,7 +70,8 @@ pub struct TileStats {
     pub tiles_invalidated: u64,
     /// Time spent rasterizing tiles (all threads).
     pub render: std::time::Duration,
-    /// Time spent writing drawn tiles into the maps' texels and key images (all threads).
+    /// Time spent writing drawn tiles into the maps' key images, and into their texels where
+    /// a query reads texels (all threads).
     pub layout: std::time::Duration,
     /// Wall-clock time of the tile passes (drawing and layout, however many threads shared
     /// them), as the threads that asked for the tiles waited for them: the part of a query's
