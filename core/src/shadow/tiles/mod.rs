@@ -1094,10 +1094,6 @@ mod tests {
         }
     }
 
-    /// Marking a list of taps at once marks exactly the tiles that marking each tap does:
-    /// clusters of taps a few texels wide (the filters' footprints) round random points, inside
-    /// the map, on its edges and past them, with special values among them; map sizes that are
-    /// and are not whole tiles; clamped, bordered and wrapped axes.
     /// A tile drawn for the batched path leaves its texels unwritten; a scalar reader has them
     /// written from the keys without drawing the tile again; the whole texture draws it again
     /// (keys keep a comparison's view of a texel, not always its bits).
@@ -1142,6 +1138,10 @@ mod tests {
         assert!(tiles.iter().all(|&t| map.read().has_drawn_texels(t)));
     }
 
+    /// Marking a list of taps at once marks exactly the tiles that marking each tap does:
+    /// clusters of taps a few texels wide (the filters' footprints) round random points, inside
+    /// the map, on its edges and past them, with special values among them; map sizes that are
+    /// and are not whole tiles; clamped, bordered and wrapped axes.
     #[test]
     fn marking_taps_at_once_marks_each_taps_tiles() {
         let mut rng = penumbra_testkit::Rng::xorshift64(0x7461_7073);
