@@ -99,7 +99,7 @@ pub(crate) struct Needs {
 
 /// Tiles along each side of a block whose tiles drawn whole share one walk of the
 /// hierarchies and one vertex set-up ([`Tiled::jobs`]).
-const GROUP: u32 = 4;
+const GROUP: u32 = 8;
 
 /// One job of a tile pass.
 enum Job {
