@@ -11,8 +11,7 @@
 //!   over 10 m), so Bevy's cascades changed and the tiles the probes read are drawn again in
 //!   the new maps, then every probe is answered;
 //! * `camera_still/<probes>`: one `App::update` with nothing moved: no map renders, every probe
-//!   is answered again (the game lights' shares are recomputed each frame).
-//!
+//!   is answered again (the game lights' shares are recomputed each frame);
 //! * `bevy_alone/camera_moves`, `bevy_alone/camera_still`: the same app and level without
 //!   `PenumbraPlugin` (Bevy's own frame: transforms of 4,001 entities, cascades, assets), in
 //!   the same run: what a frame costs before penumbra adds anything.

@@ -313,6 +313,29 @@ fn sparse_queries_on_big_maps_read_only_tiles_they_drew() {
     assert!(shadowed.iter().all(|&s| s), "{shadowed:?}");
 }
 
+/// `n` random coordinates of `map`: directions for a cube, else positions a little past the
+/// map's edges in a random slice.
+fn map_coords(rng: &mut Rng, map: &ShadowMap, n: usize) -> Vec<Vec3> {
+    let cube = matches!(
+        map.light().kind,
+        penumbra_core::shadow::LightKind::Point { .. }
+    );
+    let slices = map.view_proj().len() as f32;
+    (0..n)
+        .map(|_| {
+            if cube {
+                rng.point(Vec3::splat(-1.0), Vec3::splat(1.0))
+            } else {
+                Vec3::new(
+                    rng.f32_in(-0.05, 1.05),
+                    rng.f32_in(-0.05, 1.05),
+                    (rng.f32_unit() * slices).floor(),
+                )
+            }
+        })
+        .collect()
+}
+
 /// `compare_many` and `compare_batch` give, coordinate by coordinate, the bits of `compare` on a
 /// map rendered whole — 2D slices, cascades and cube directions, near edges and past them.
 #[test]
@@ -326,24 +349,8 @@ fn compare_many_equals_single_compares_on_whole_maps() {
     for &id in &ids {
         let tiled = lighting.map(id).unwrap();
         let fresh = ShadowMap::render(tiled.light().clone(), lighting.scene()).unwrap();
-        let cube = matches!(
-            tiled.light().kind,
-            penumbra_core::shadow::LightKind::Point { .. }
-        );
         let slices = tiled.view_proj().len() as f32;
-        let coords: Vec<Vec3> = (0..200)
-            .map(|_| {
-                if cube {
-                    rng.point(Vec3::splat(-1.0), Vec3::splat(1.0))
-                } else {
-                    Vec3::new(
-                        rng.f32_in(-0.05, 1.05),
-                        rng.f32_in(-0.05, 1.05),
-                        (rng.f32_unit() * slices).floor(),
-                    )
-                }
-            })
-            .collect();
+        let coords = map_coords(&mut rng, tiled, 200);
         for reference in [0.2f32, 0.5, 0.9] {
             let mut got = vec![0.0; coords.len()];
             tiled.compare_many(&coords, reference, &mut got);
@@ -443,4 +450,46 @@ fn tiles_under_moving_occluders_redraw_over_kept_layers_with_the_whole_maps_bits
         stats.tiles_layered > stats.tiles_rendered / 10,
         "most redraws under the doors are over layers: {stats:?}"
     );
+}
+
+/// `draw_tiles_for` draws every tile that comparisons at its coordinates read: comparisons
+/// made afterwards draw none, and answer as the map rendered whole.
+#[test]
+fn draw_tiles_for_draws_what_the_comparisons_read() {
+    let mut rng = Rng::lcg64(0xd7a3);
+    let (mut lighting, _, _) = level(&mut rng);
+    let ids: Vec<LightId> = lights(&mut rng)
+        .into_iter()
+        .map(|l| lighting.add_light(l))
+        .collect();
+    for &id in &ids {
+        let tiled = lighting.map(id).unwrap();
+        let fresh = ShadowMap::render(tiled.light().clone(), lighting.scene()).unwrap();
+        let coords = map_coords(&mut rng, tiled, 150);
+        tiled.draw_tiles_for(&coords);
+        let drawn = tiled.tile_stats().unwrap().tiles_rendered;
+        assert!(drawn > 0, "{id:?}: tiles drawn");
+        let refs: Vec<f32> = (0..coords.len()).map(|_| rng.f32_in(0.0, 1.0)).collect();
+        let mut got = vec![0.0; coords.len()];
+        tiled.compare_batch(&coords, &refs, &mut got);
+        for (c, r) in coords.iter().zip(&refs).step_by(5) {
+            assert_eq!(
+                tiled.compare(*c, *r).to_bits(),
+                fresh.compare(*c, *r).to_bits(),
+                "{id:?} at {c}"
+            );
+        }
+        assert_eq!(
+            tiled.tile_stats().unwrap().tiles_rendered,
+            drawn,
+            "{id:?}: no tile drawn after draw_tiles_for"
+        );
+        for ((c, r), g) in coords.iter().zip(&refs).zip(&got) {
+            assert_eq!(
+                g.to_bits(),
+                fresh.compare(*c, *r).to_bits(),
+                "{id:?} at {c}"
+            );
+        }
+    }
 }

@@ -433,7 +433,7 @@ impl ShadowMap {
                 self.mark(t, needs, sorted);
             } else {
                 // Drawn already, but maybe without their texels, which the scalar sampler
-                // reads (see `TileCounters::texels`).
+                // reads (see `Resident::texels`).
                 for (coord, _) in &sorted.scalar {
                     self.need_coord(t, needs, coord);
                 }
@@ -474,38 +474,22 @@ impl ShadowMap {
     /// whole map has nothing to draw), so that comparisons made afterwards, from any number
     /// of threads at once, only read.
     pub fn draw_tiles_for(&self, coords: &[Vec3]) {
-        if let Some(needs) = self.tile_needs(coords) {
+        if self.tiled().is_none() {
+            return;
+        }
+        // The references do not change which tiles a lookup reads.
+        let sorted = self.sort_lookups(coords, &vec![0.0; coords.len()]);
+        if let Some(needs) = self.sorted_needs(&sorted) {
             self.draw_needs(&needs);
         }
     }
 
-    /// Draws the tiles of `needs` ([`ShadowMap::tile_needs`] of this map, maybe merged) that
+    /// Draws the tiles of `needs` ([`ShadowMap::sorted_needs`] of this map, maybe merged) that
     /// are not drawn yet.
     pub(crate) fn draw_needs(&self, needs: &Needs) {
         if let Some(t) = self.tiled() {
             t.ensure(needs);
         }
-    }
-
-    /// The tiles that comparisons at `coords` read; `None` for a map drawn whole.
-    pub(crate) fn tile_needs(&self, coords: &[Vec3]) -> Option<Needs> {
-        self.tiled().map(|t| {
-            let batched = self.batched_slices();
-            let mut needs = t.needs();
-            // Each slice's taps in their order (a filter's taps next to each other), marked
-            // together.
-            let mut uv = vec![Vec::new(); batched.len()];
-            for c in coords {
-                match self.route(c, &batched) {
-                    Route::Batch(s, at) => uv[s].push(at),
-                    Route::Scalar(coord) => self.need_coord(t, &mut needs, &coord),
-                }
-            }
-            for (s, list) in uv.iter().enumerate() {
-                t.need_2d_taps(&mut needs, s, list);
-            }
-            needs
-        })
     }
 
     /// The tiles that the lookups of `sorted` read; `None` for a map drawn whole. Threads can

@@ -209,9 +209,7 @@ impl LayoutTargets<'_> {
             unsafe { keys.refresh(source, [x0, y0, x1, y1]) };
         }
     }
-}
 
-impl LayoutTargets<'_> {
     /// Writes drawn tile `t`'s texels from its keys (see [`KeyWriter::texels_from_keys`]);
     /// false, with nothing written, where they cannot be had back so.
     ///
