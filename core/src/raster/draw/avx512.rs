@@ -20,15 +20,15 @@ const SMALL_GROUPS: i32 = 4;
 /// Draws `tris` into `area` of the tile with the AVX-512 kernel (AVX2 where it cannot).
 ///
 /// # Safety
-/// The CPU must support AVX-512 F, BW, VL and DQ.
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+/// The CPU must support AVX-512 F, BW, VL and DQ, and POPCNT.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,popcnt")]
 pub(super) unsafe fn draw(
     buf: TileBuf<'_>,
     area: Area,
     batches: &[Batch<'_>],
     greater: bool,
 ) -> u64 {
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,popcnt")]
     fn each<S: Lanes16, const GREATER: bool>(
         buf: &mut [S],
         area: Area,

@@ -122,12 +122,13 @@ impl Kernel {
     fn of(ext: CpuExtension) -> Kernel {
         #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
         {
-            // The AVX-512 kernel also takes VL and DQ, which every CPU with F and BW has
-            // (checked all the same).
+            // The AVX-512 kernel also takes VL, DQ and POPCNT (its count of pixels written),
+            // which every CPU with F and BW has (checked all the same).
             if ext >= CpuExtension::Avx512bw
                 && ext.is_supported()
                 && std::arch::is_x86_feature_detected!("avx512vl")
                 && std::arch::is_x86_feature_detected!("avx512dq")
+                && std::arch::is_x86_feature_detected!("popcnt")
             {
                 return Kernel::Avx512;
             }
@@ -203,7 +204,7 @@ pub(crate) fn draw_tris(
         // SAFETY: `Kernel::of` chose AVX2 only where the CPU has it.
         Kernel::Avx2 => unsafe { avx2::draw(buf, area, batches, greater) },
         #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
-        // SAFETY: `Kernel::of` chose AVX-512 only where the CPU has F, BW, VL and DQ.
+        // SAFETY: `Kernel::of` chose AVX-512 only where the CPU has F, BW, VL, DQ and POPCNT.
         Kernel::Avx512 => unsafe { avx512::draw(buf, area, batches, greater) },
         Kernel::Scalar => scalar::draw(buf, area, batches, greater),
     }
