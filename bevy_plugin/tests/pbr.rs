@@ -83,6 +83,12 @@ const BEHIND: Vec3 = Vec3::new(0.0, 0.0, 1.2);
 /// On the open ground.
 const OPEN: Vec3 = Vec3::new(6.0, 0.0, 3.0);
 
+/// A point probe facing up at `at`.
+fn probe_at(world: &mut World, at: Vec3) -> Entity {
+    let probe = LightProbe::point().with_normal(Vec3::Y);
+    world.spawn((probe, Transform::from_translation(at))).id()
+}
+
 impl Yard {
     fn factor(&self, point: Vec3) -> f32 {
         self.app
@@ -333,18 +339,7 @@ fn exposure_and_line_of_sight_use_the_game_scene() {
             Transform::from_xyz(4.0, 5.0, 0.0).looking_at(Vec3::new(4.0, 0.0, 0.0), Vec3::Z),
         ))
         .id();
-    let hidden = world
-        .spawn((
-            LightProbe::point().with_normal(Vec3::Y),
-            Transform::from_translation(BEHIND),
-        ))
-        .id();
-    let open = world
-        .spawn((
-            LightProbe::point().with_normal(Vec3::Y),
-            Transform::from_translation(OPEN),
-        ))
-        .id();
+    let [hidden, open] = [BEHIND, OPEN].map(|at| probe_at(world, at));
     // A guard on the far side of the crate: the crate (a Mesh3d) hides the player behind it.
     let player = world
         .spawn((SightTarget::default(), Transform::from_xyz(0.0, 0.5, 2.5)))
@@ -429,6 +424,52 @@ fn exposure_and_line_of_sight_use_the_game_scene() {
     assert!(e.light(lamp).is_none());
     let sum: f32 = e.lights().iter().map(|l| l.irradiance).sum();
     assert!((e.total() - sum).abs() < 1e-3, "{} {sum}", e.total());
+}
+
+/// Every probe is answered again when the scene changes, but an `Exposure` is written (and so
+/// marked changed for `Changed<Exposure>` queries) only when its value changes.
+#[test]
+fn exposures_answered_again_are_written_only_when_they_change() {
+    let mut y = yard();
+    let world = y.app.world_mut();
+    let [hidden, open] = [BEHIND, OPEN].map(|at| probe_at(world, at));
+    y.app.update();
+    y.app.update();
+    let changed = |y: &Yard, e: Entity| {
+        let ticks = y.app.world().entity(e).get_change_ticks::<Exposure>();
+        ticks.unwrap().changed
+    };
+    let lit = |y: &Yard, e: Entity| {
+        let exposure = y.app.world().get::<Exposure>(e).unwrap();
+        exposure.light(y.sun).map(|l| l.lit_fraction)
+    };
+    assert_eq!((lit(&y, hidden), lit(&y, open)), (Some(0.0), Some(1.0)));
+    let before = (changed(&y, hidden), changed(&y, open));
+    let generation = y.app.world().resource::<PbrShadows>().generation();
+    // The camera moved: Bevy's cascades changed, so every probe is answered again, but
+    // neither exposure changes.
+    y.app
+        .world_mut()
+        .entity_mut(y.camera)
+        .insert(Transform::from_xyz(0.5, 6.0, 12.0).looking_at(Vec3::ZERO, Vec3::Y));
+    y.app.update();
+    assert_ne!(
+        y.app.world().resource::<PbrShadows>().generation(),
+        generation
+    );
+    assert_eq!((lit(&y, hidden), lit(&y, open)), (Some(0.0), Some(1.0)));
+    assert_eq!((changed(&y, hidden), changed(&y, open)), before);
+    // The crate moved from the one probe to the other: both exposures change and are written.
+    y.app
+        .world_mut()
+        .entity_mut(y.crate_entity)
+        .insert(Transform::from_translation(
+            OPEN + Vec3::new(0.0, 1.0, -0.5),
+        ));
+    y.app.update();
+    assert_eq!((lit(&y, hidden), lit(&y, open)), (Some(1.0), Some(0.0)));
+    assert_ne!(changed(&y, hidden), before.0);
+    assert_ne!(changed(&y, open), before.1);
 }
 
 #[test]

@@ -28,6 +28,7 @@ pub fn update_pbr_exposure(
     mut diagnostics: ResMut<PenumbraDiagnostics>,
     mut last: Local<Option<((u64, u64), u64)>>,
     mut reported: Local<EntityHashSet>,
+    mut scratch: Local<PbrExposureScratch>,
 ) {
     penumbra_core::zone!("bevy_penumbra::update_pbr_exposure");
     let start = Instant::now();
@@ -48,9 +49,20 @@ pub fn update_pbr_exposure(
     let mut game = std::mem::replace(&mut *reported, current.clone());
     game.extend(current);
     let game = &game;
+    let PbrExposureScratch {
+        todo,
+        points,
+        normals,
+        shares,
+        reached,
+        reached_normals,
+        weights,
+        factors,
+    } = &mut *scratch;
     // The probes to answer, their points (in offset order) and normals.
-    let mut todo: Vec<(Entity, usize, usize)> = Vec::new();
-    let (mut points, mut normals) = (Vec::new(), Vec::new());
+    todo.clear();
+    points.clear();
+    normals.clear();
     for (entity, transform, probe, _) in &probes {
         if !all && !transform.is_changed() && !probe.is_changed() {
             continue;
@@ -65,9 +77,8 @@ pub fn update_pbr_exposure(
     }
     // Per light, the points it reaches and their shadow factors, all at once through the
     // map's batched path; then per probe, in offset order, the sums one probe at a time made.
-    let mut shares: Vec<Vec<crate::probe::LightExposure>> = vec![Vec::new(); todo.len()];
-    let (mut reached, mut reached_normals, mut weights, mut factors) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    // `shares` holds each answered light's share of every probe, light after light.
+    shares.clear();
     for entry in shadows.lights.values() {
         if entry.camera.is_some() && entry.camera != camera {
             continue;
@@ -75,7 +86,7 @@ pub fn update_pbr_exposure(
         reached.clear();
         reached_normals.clear();
         weights.clear();
-        for (&p, &n) in points.iter().zip(&normals) {
+        for (&p, &n) in points.iter().zip(normals.iter()) {
             let u = entry.unshadowed(p);
             weights.push(u);
             if u > 0.0 {
@@ -86,10 +97,10 @@ pub fn update_pbr_exposure(
         factors.clear();
         factors.resize(reached.len(), 1.0);
         if let Some(v) = &view {
-            shadows.factors_of(entry, v, &reached, &reached_normals, &mut factors);
+            shadows.factors_of(entry, v, reached, reached_normals, factors);
         }
         let mut factor = factors.iter();
-        for ((_, first, len), shares) in todo.iter().zip(&mut shares) {
+        for (_, first, len) in todo.iter() {
             let (mut arrive, mut could) = (0.0, 0.0);
             for &u in &weights[*first..*first + *len] {
                 if u <= 0.0 {
@@ -99,25 +110,51 @@ pub fn update_pbr_exposure(
                 arrive += u * f;
                 could += u;
             }
-            if could > 0.0 {
+            shares.push((could > 0.0).then(|| {
                 let n = (*len).max(1) as f32;
-                shares.push(crate::probe::LightExposure {
+                crate::probe::LightExposure {
                     light: entry.light,
                     lit_fraction: arrive / could,
                     irradiance: arrive / n,
                     unshadowed: could / n,
-                });
-            }
+                }
+            }));
         }
     }
-    for ((entity, _, _), shares) in todo.into_iter().zip(shares) {
-        if let Ok((_, _, _, mut exposure)) = probes.get_mut(entity) {
-            let mut next = exposure.clone();
-            next.replace_lights(|l| game.contains(&l.light), shares);
-            if *exposure != next {
-                *exposure = next;
+    // Written only where it changes, so that change detection sees only those probes.
+    let count = todo.len();
+    for (k, (entity, _, _)) in todo.iter().enumerate() {
+        if let Ok((_, _, _, mut exposure)) = probes.get_mut(*entity) {
+            let mine = shares
+                .iter()
+                .skip(k)
+                .step_by(count.max(1))
+                .flatten()
+                .copied();
+            let is_game = |l: &crate::probe::LightExposure| game.contains(&l.light);
+            if exposure.replacing_changes(is_game, mine.clone()) {
+                exposure.replace_lights(is_game, mine);
             }
         }
     }
     diagnostics.update_pbr_exposure = start.elapsed();
+}
+
+/// Frame-to-frame buffers of [`update_pbr_exposure`] (kept to avoid reallocating every frame).
+#[derive(Default)]
+pub struct PbrExposureScratch {
+    /// The probes answered this frame: entity, first point, point count.
+    todo: Vec<(Entity, usize, usize)>,
+    /// Their world points and normals, probe after probe.
+    points: Vec<Vec3>,
+    normals: Vec<Vec3>,
+    /// Each answered light's share of each probe (`None`: the light does not reach it), light
+    /// after light.
+    shares: Vec<Option<crate::probe::LightExposure>>,
+    /// One light's reached points and normals, every point's unshadowed weight, and the shadow
+    /// factors of the reached points.
+    reached: Vec<Vec3>,
+    reached_normals: Vec<Vec3>,
+    weights: Vec<f32>,
+    factors: Vec<f32>,
 }

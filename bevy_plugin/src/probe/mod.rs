@@ -160,12 +160,34 @@ impl Exposure {
     pub(crate) fn replace_lights(
         &mut self,
         is_replaced: impl Fn(&LightExposure) -> bool,
-        shares: Vec<LightExposure>,
+        shares: impl Iterator<Item = LightExposure>,
     ) {
         self.lights.retain(|l| !is_replaced(l));
         self.lights.extend(shares);
         self.total = self.lights.iter().map(|l| l.irradiance).sum();
         self.unshadowed = self.lights.iter().map(|l| l.unshadowed).sum();
+    }
+
+    /// Whether [`Exposure::replace_lights`] with these arguments would leave a different
+    /// exposure (lights or totals; a NaN total always counts as a change, as `!=` has it).
+    #[cfg(feature = "pbr")]
+    pub(crate) fn replacing_changes(
+        &self,
+        is_replaced: impl Fn(&LightExposure) -> bool,
+        shares: impl Iterator<Item = LightExposure> + Clone,
+    ) -> bool {
+        let after = || {
+            self.lights
+                .iter()
+                .copied()
+                .filter(|l| !is_replaced(l))
+                .chain(shares.clone())
+        };
+        let total: f32 = after().map(|l| l.irradiance).sum();
+        let unshadowed: f32 = after().map(|l| l.unshadowed).sum();
+        !after().eq(self.lights.iter().copied())
+            || total != self.total
+            || unshadowed != self.unshadowed
     }
 
     /// The engine's exposure with light handles turned back into entities.

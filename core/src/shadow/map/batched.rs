@@ -542,6 +542,14 @@ impl ShadowMap {
         for (i, (c, &r)) in coords.iter().zip(refs).enumerate() {
             match self.route(c, &batched) {
                 Route::Batch(s, at) => {
+                    if sorted.uv[s].capacity() == 0 {
+                        // Room for every lookup in the first slice reached (most batches read
+                        // one or two): no copies as the lists grow.
+                        let n = coords.len() - i;
+                        sorted.uv[s].reserve(n);
+                        sorted.refs[s].reserve(n);
+                        sorted.slots[s].reserve(n);
+                    }
                     sorted.uv[s].push(at);
                     sorted.refs[s].push(r);
                     sorted.slots[s].push(i);

@@ -82,8 +82,15 @@ pub(super) fn batched<R: Sync>(
     let threads = map.tiled().map_or(1, |t| t.threads());
     let record = |part: &[R]| {
         let mut record = Record::default();
-        for r in part {
+        for (k, r) in part.iter().enumerate() {
             factor(&mut record, r);
+            if k == 0 {
+                // Receivers make about as many taps each: room for the part's taps now, rather
+                // than a copy of them all at every doubling.
+                let taps = record.taps.len().saturating_mul(part.len());
+                record.taps.reserve(taps);
+                record.depths.reserve(taps);
+            }
         }
         record
     };
