@@ -603,16 +603,20 @@ impl Tiled {
                     clip: [x0 as i32, y0 as i32, x1 as i32, y1 as i32],
                 }
             };
+            // Returns when the tile's layout ended: the next tile's drawing starts then (two
+            // clock reads a tile).
             let finish = |t: usize, values: &TileValues, layer: Option<Layer>, start: Instant| {
                 let drawn = Instant::now();
                 // SAFETY: each tile is in one job of one call, so no other thread writes its
                 // texels or the keys its region owns.
                 unsafe { targets.store(self, t, values, texels) };
+                let end = Instant::now();
                 render.fetch_add((drawn - start).as_nanos() as u64, Ordering::Relaxed);
-                layout.fetch_add(drawn.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                layout.fetch_add((end - drawn).as_nanos() as u64, Ordering::Relaxed);
                 out.lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .push((t, layer));
+                end
             };
             match job {
                 Job::Group(tiles) => {
@@ -648,8 +652,7 @@ impl Tiled {
                             }
                             values.refill(self.format, self.clear);
                             drawer.draw_collected(area(t), values.buf(), scratch);
-                            finish(t, &values, None, start);
-                            start = Instant::now();
+                            start = finish(t, &values, None, start);
                         }
                         VALUES.set(Some(values));
                     });
