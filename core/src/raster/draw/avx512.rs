@@ -160,17 +160,20 @@ unsafe fn offsets16(t: &Tri, x: i32) -> [__m512d; 2] {
     }
 }
 
-/// The depths of the sixteen pixels whose [`offsets16`] are `k`, for a row whose depth before
-/// the x term is `zrow` (the portable `pixel_depth` and `viewport_depth`, lane by lane).
+/// The x terms `∂z/∂x · (x − xr)` of the sixteen pixels whose [`offsets16`] are `k`: the same
+/// in every row, so worked out once per triangle.
 #[inline(always)]
-unsafe fn depth16<const PLAIN: bool>(
-    zrow: __m512d,
-    dzdx: __m512d,
-    [k_lo, k_hi]: [__m512d; 2],
-) -> __m512 {
+unsafe fn x_terms16(dzdx: __m512d, [k_lo, k_hi]: [__m512d; 2]) -> [__m512d; 2] {
+    unsafe { [_mm512_mul_pd(dzdx, k_lo), _mm512_mul_pd(dzdx, k_hi)] }
+}
+
+/// The depths of the sixteen pixels whose [`x_terms16`] are `terms`, for a row whose depth
+/// before the x term is `zrow` (the portable `pixel_depth` and `viewport_depth`, lane by lane).
+#[inline(always)]
+unsafe fn depth16<const PLAIN: bool>(zrow: __m512d, [t_lo, t_hi]: [__m512d; 2]) -> __m512 {
     unsafe {
-        let mut z_lo = _mm512_add_pd(zrow, _mm512_mul_pd(dzdx, k_lo));
-        let mut z_hi = _mm512_add_pd(zrow, _mm512_mul_pd(dzdx, k_hi));
+        let mut z_lo = _mm512_add_pd(zrow, t_lo);
+        let mut z_hi = _mm512_add_pd(zrow, t_hi);
         if !PLAIN {
             z_lo = clamp8(z_lo);
             z_hi = clamp8(z_hi);
@@ -244,27 +247,31 @@ unsafe fn small<S: Lanes16, const PLAIN: bool, const GREATER: bool>(
         let last = (groups - 1) as usize;
         columns[last] &= (u32::MAX >> (31 - (xe - xa - 16 * last as i32))) as u16;
         let dzdx = _mm512_set1_pd(t.dzdx);
-        let k0 = offsets16(t, xa);
         let sixteen = _mm512_set1_pd(16.0);
+        let mut terms = [[_mm512_setzero_pd(); 2]; SMALL_GROUPS as usize];
+        let mut k = offsets16(t, xa);
+        for term in terms.iter_mut().take(groups as usize) {
+            *term = x_terms16(dzdx, k);
+            k = [_mm512_add_pd(k[0], sixteen), _mm512_add_pd(k[1], sixteen)];
+        }
         let mut written = 0u64;
         let mut row = buf.add(area.index(xa, ys));
         for y in ys..ye + 1 {
             let zrow = _mm512_set1_pd(row_depth(t, y));
-            let mut k = k0;
             let mut ev = row_ev;
-            for (g, &cols) in columns.iter().enumerate().take(groups as usize) {
+            for (g, (&cols, &term)) in columns.iter().zip(&terms).enumerate().take(groups as usize)
+            {
                 // Sign bits of e0 | e1 | e2: a centre outside some edge.
                 let any = _mm512_ternarylogic_epi32::<0xFE>(ev[0], ev[1], ev[2]);
                 let inside = !_mm512_movepi32_mask(any) & cols;
                 if inside != 0 {
-                    let d = depth16::<PLAIN>(zrow, dzdx, k);
+                    let d = depth16::<PLAIN>(zrow, term);
                     let pass = S::test_write16::<GREATER>(row.add(16 * g), d, inside);
                     written += u64::from(pass.count_ones());
                 }
                 for i in 0..3 {
                     ev[i] = _mm512_add_epi32(ev[i], group_step[i]);
                 }
-                k = [_mm512_add_pd(k[0], sixteen), _mm512_add_pd(k[1], sixteen)];
             }
             for i in 0..3 {
                 row_ev[i] = _mm512_add_epi32(row_ev[i], row_step[i]);
