@@ -178,17 +178,26 @@ unsafe fn count(acc: __m256i) -> u64 {
     }
 }
 
+/// The x terms `∂z/∂x · (x − xr)` of the eight pixels whose [`offsets8`] are `k` (the same in
+/// every row of a triangle).
+#[inline(always)]
+unsafe fn x_terms8(dzdx: __m256d, [k_lo, k_hi]: [__m256d; 2]) -> [__m256d; 2] {
+    unsafe { [_mm256_mul_pd(dzdx, k_lo), _mm256_mul_pd(dzdx, k_hi)] }
+}
+
 /// The depths of the eight pixels whose [`offsets8`] are `k`, for a row whose depth before the
 /// x term is `zrow` (the portable `pixel_depth` and `viewport_depth`, lane by lane).
 #[inline(always)]
-unsafe fn depth8<const PLAIN: bool>(
-    zrow: __m256d,
-    dzdx: __m256d,
-    [k_lo, k_hi]: [__m256d; 2],
-) -> __m256 {
+unsafe fn depth8<const PLAIN: bool>(zrow: __m256d, dzdx: __m256d, k: [__m256d; 2]) -> __m256 {
+    unsafe { depth8_of::<PLAIN>(zrow, x_terms8(dzdx, k)) }
+}
+
+/// [`depth8`] from the pixels' [`x_terms8`].
+#[inline(always)]
+unsafe fn depth8_of<const PLAIN: bool>(zrow: __m256d, [t_lo, t_hi]: [__m256d; 2]) -> __m256 {
     unsafe {
-        let mut z_lo = _mm256_add_pd(zrow, _mm256_mul_pd(dzdx, k_lo));
-        let mut z_hi = _mm256_add_pd(zrow, _mm256_mul_pd(dzdx, k_hi));
+        let mut z_lo = _mm256_add_pd(zrow, t_lo);
+        let mut z_hi = _mm256_add_pd(zrow, t_hi);
         if !PLAIN {
             z_lo = clamp4(z_lo);
             z_hi = clamp4(z_hi);
@@ -275,28 +284,37 @@ unsafe fn small<S: Lanes, const PLAIN: bool, const GREATER: bool>(
         edge_out[0] = left_of(xa, xs);
         let last = (groups - 1) as usize;
         edge_out[last] = _mm256_or_si256(edge_out[last], right_of(xa + 8 * last as i32, xe));
+        // The x terms are the same in every row: multiplied once.
         let dzdx = _mm256_set1_pd(t.dzdx);
-        let k0 = offsets8(t, xa);
+        let mut terms = [[_mm256_setzero_pd(); 2]; SMALL_GROUPS as usize];
+        let mut k = offsets8(t, xa);
+        for term in terms.iter_mut().take(groups as usize) {
+            *term = x_terms8(dzdx, k);
+            k = next8(k);
+        }
         let mut acc = _mm256_setzero_si256();
         let mut row = buf.add(area.index(xa, ys));
         for y in ys..ye + 1 {
             let zrow = _mm256_set1_pd(row_depth(t, y));
-            let mut k = k0;
             let mut ev = row_ev;
-            for (g, extra) in edge_out.iter().enumerate().take(groups as usize) {
+            for (g, (extra, &term)) in edge_out
+                .iter()
+                .zip(&terms)
+                .enumerate()
+                .take(groups as usize)
+            {
                 let out = _mm256_or_si256(
                     _mm256_srai_epi32::<31>(_mm256_or_si256(_mm256_or_si256(ev[0], ev[1]), ev[2])),
                     *extra,
                 );
                 if _mm256_movemask_ps(_mm256_castsi256_ps(out)) != 0xFF {
-                    let d = depth8::<PLAIN>(zrow, dzdx, k);
+                    let d = depth8_of::<PLAIN>(zrow, term);
                     let wrote = S::test_write8::<GREATER>(row.add(8 * g), d, out);
                     acc = _mm256_add_epi32(acc, wrote);
                 }
                 for i in 0..3 {
                     ev[i] = _mm256_add_epi32(ev[i], group_step[i]);
                 }
-                k = next8(k);
             }
             for i in 0..3 {
                 row_ev[i] = _mm256_add_epi32(row_ev[i], row_step[i]);
