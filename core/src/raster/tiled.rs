@@ -32,6 +32,11 @@ pub(crate) struct TileScratch {
     /// The set-up pieces of `tris` that reach the tile being drawn, when one collection serves
     /// several tiles ([`TileDrawer::draw_collected`]).
     items: Vec<u32>,
+    /// The bounds of `tris`' pieces, one list per side (x0, y0, x1, y1): each tile of a
+    /// collection tests all of them, which the compiler then does many at a time.
+    sides: [Vec<u16>; 4],
+    /// One byte per piece, whether it meets the tile being drawn.
+    meets: Vec<u8>,
     /// The pixel rectangle `tris` was collected for.
     collected: [i32; 4],
     /// The instances a walk of the instance hierarchy reached, in its order.
@@ -271,6 +276,10 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
                 reached_list = reached;
             }
         }
+        for (side, list) in scratch.sides.iter_mut().enumerate() {
+            list.clear();
+            list.extend(tris.iter().map(|t| t.bbox[side]));
+        }
         scratch.tris = tris;
         scratch.reached = reached_list;
     }
@@ -295,13 +304,12 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
             scratch.collected,
             area.clip
         );
-        scratch.items.clear();
-        scratch
-            .items
-            .extend(scratch.tris.iter().enumerate().filter_map(|(k, t)| {
-                let [bx0, by0, bx1, by1] = t.bbox.map(i32::from);
-                (bx0 <= x1 && x0 <= bx1 && by0 <= y1 && y0 <= by1).then_some(k as u32)
-            }));
+        pieces_meeting(
+            &scratch.sides,
+            area.clip,
+            &mut scratch.meets,
+            &mut scratch.items,
+        );
         let written = self.draw_batch(area, buf, &scratch.tris, Some(&scratch.items));
         TileStats {
             pieces: scratch.items.len() as u64,
@@ -317,6 +325,50 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
             self.greater,
             CpuExtension::default(),
         )
+    }
+}
+
+/// The indices of the pieces whose bounds (`sides`: every piece's x0, y0, x1, y1, inclusive)
+/// meet the pixel rectangle `clip`, in order, into `items`. The test runs over whole lists of
+/// sides without branches (into `meets`, a byte a piece), then the hits are read eight bytes
+/// at a time: a tile meets few of a block's pieces.
+fn pieces_meeting(
+    sides: &[Vec<u16>; 4],
+    clip: [i32; 4],
+    meets: &mut Vec<u8>,
+    items: &mut Vec<u32>,
+) {
+    items.clear();
+    let [x0, y0, x1, y1] = clip;
+    let top = i32::from(u16::MAX);
+    if x1 < 0 || y1 < 0 || x0 > top || y0 > top {
+        return;
+    }
+    // Bounds are u16: the rectangle's sides clamped to that range meet the same pieces.
+    let side = |v: i32| v.clamp(0, i32::from(u16::MAX)) as u16;
+    let [x0, y0, x1, y1] = [x0, y0, x1, y1].map(side);
+    let [bx0, by0, bx1, by1] = sides;
+    let n = bx0.len();
+    let (bx0, by0, bx1, by1) = (&bx0[..n], &by0[..n], &bx1[..n], &by1[..n]);
+    meets.clear();
+    meets.resize(n, 0);
+    for k in 0..n {
+        meets[k] = u8::from((bx0[k] <= x1) & (x0 <= bx1[k]) & (by0[k] <= y1) & (y0 <= by1[k]));
+    }
+    let mut words = meets.chunks_exact(8);
+    for (w, bytes) in (&mut words).enumerate() {
+        let mut word = u64::from_le_bytes(bytes.try_into().unwrap_or([0; 8]));
+        while word != 0 {
+            let byte = word.trailing_zeros() / 8;
+            items.push((8 * w) as u32 + byte);
+            word &= !(0xFF << (8 * byte));
+        }
+    }
+    let done = n - words.remainder().len();
+    for (k, &m) in words.remainder().iter().enumerate() {
+        if m != 0 {
+            items.push((done + k) as u32);
+        }
     }
 }
 
@@ -437,4 +489,55 @@ where
         w
     });
     (pieces.into_inner(), written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pieces_meeting;
+    use penumbra_testkit::Rng;
+
+    /// The batched bounds test picks the pieces the one-piece-at-a-time test picks, in order:
+    /// random bounds and rectangles, empty and inverted ones, and sides outside u16 (negative,
+    /// past 65,535).
+    #[test]
+    fn pieces_meeting_is_the_plain_bounds_test() {
+        let mut rng = Rng::xorshift64(0x6d65_6574);
+        let coord = |rng: &mut Rng| -> i32 {
+            match rng.below_mod(8) {
+                0 => -(rng.below_mod(100) as i32) - 1,
+                1 => 65_535 + rng.below_mod(3) as i32,
+                _ => rng.below_mod(300) as i32,
+            }
+        };
+        let (mut meets, mut items) = (Vec::new(), Vec::new());
+        for round in 0..2000 {
+            let n = rng.below_mod(70) as usize;
+            let boxes: Vec<[u16; 4]> = (0..n)
+                .map(|_| {
+                    let mut side = || match rng.below_mod(10) {
+                        0 => u16::MAX,
+                        _ => rng.below_mod(300) as u16,
+                    };
+                    [side(), side(), side(), side()]
+                })
+                .collect();
+            let sides: [Vec<u16>; 4] =
+                std::array::from_fn(|s| boxes.iter().map(|b| b[s]).collect());
+            let clip = [
+                coord(&mut rng),
+                coord(&mut rng),
+                coord(&mut rng),
+                coord(&mut rng),
+            ];
+            let [x0, y0, x1, y1] = clip;
+            let plain: Vec<u32> = (0..n as u32)
+                .filter(|&k| {
+                    let [bx0, by0, bx1, by1] = boxes[k as usize].map(i32::from);
+                    bx0 <= x1 && x0 <= bx1 && by0 <= y1 && y0 <= by1
+                })
+                .collect();
+            pieces_meeting(&sides, clip, &mut meets, &mut items);
+            assert_eq!(items, plain, "round {round}: {clip:?} {boxes:?}");
+        }
+    }
 }
