@@ -952,10 +952,9 @@ mod simd {
                     let inside =
                         _mm256_movemask_pd(_mm256_cmp_pd::<_CMP_GT_OQ>(sub(centre, reach), slack))
                             as u32;
+                    // Without branches: which lanes are inside follows no pattern.
                     for (lane, lane_mask) in masks.iter_mut().enumerate() {
-                        if inside >> lane & 1 != 0 {
-                            *lane_mask &= !(1 << k);
-                        }
+                        *lane_mask &= !((inside >> lane & 1) << k);
                     }
                 }
             }
