@@ -9,7 +9,7 @@ use crate::format::flush_denormal;
 #[inline]
 pub fn range_reduce(u: f32, mode: AddressMode) -> f32 {
     match mode {
-        AddressMode::Wrap => u - u.floor(),
+        AddressMode::Wrap => u - floor_f32(u),
         // Exact in f32 (halving, truncation, the difference, doubling); a denormal half flushes (§1.4).
         AddressMode::Mirror => {
             let half = flush_denormal(u / 2.0);
@@ -36,7 +36,7 @@ pub fn point_texel(s: f32, legacy_rounding: bool) -> i64 {
     if legacy_rounding {
         to_int((s * 256.0).round_ties_even()) >> 8
     } else {
-        to_int(s.floor())
+        to_int(floor_f32(s))
     }
 }
 
@@ -65,6 +65,22 @@ pub(crate) fn rne_whole(v: f64) -> f64 {
     const ROUND: f64 = 6_755_399_441_055_744.0;
     if v.abs() < 2_251_799_813_685_248.0 {
         (v + ROUND) - ROUND
+    } else {
+        v
+    }
+}
+
+/// `v.floor()` to the bit (−0.0 stays −0.0, NaN stays NaN) without a call to libm's `floorf`
+/// (baseline x86-64 has no rounding instruction; the Castaño filters floor two coordinates a
+/// lookup). Below 2²³ in magnitude the truncation to an integer is exact, and one is taken
+/// away where it went up; larger values, infinities and NaN are whole already. The result
+/// has the sign of `v` in every case (a floor of a negative value is at most −1, or −0.0).
+#[inline]
+pub(crate) fn floor_f32(v: f32) -> f32 {
+    if v.abs() < 8_388_608.0 {
+        let t = v as i32 as f32;
+        let t = if t > v { t - 1.0 } else { t };
+        t.copysign(v)
     } else {
         v
     }
@@ -260,6 +276,59 @@ mod tests {
             assert!(
                 got == want || (got.is_nan() && want.is_nan()),
                 "{x:e}: {got} vs {want}"
+            );
+        }
+    }
+
+    #[test]
+    fn floor_f32_is_floor_to_the_bit() {
+        // Integers, halves and their neighbours up to 2²⁴ either side, and the specials.
+        let near = (0..=24).flat_map(|e| {
+            let w = (1u32 << e) as f32;
+            [w, w + 0.5, w - 0.5].into_iter().flat_map(|v| {
+                [v, v.next_down(), v.next_up()]
+                    .into_iter()
+                    .flat_map(|v| [v, -v])
+            })
+        });
+        let edges = [
+            0.0f32,
+            -0.0,
+            0.3,
+            -0.3,
+            f32::MIN_POSITIVE,
+            -f32::MIN_POSITIVE,
+            f32::from_bits(1),
+            f32::from_bits(0x8000_0001),
+            8_388_607.5,
+            -8_388_607.5,
+            1e30,
+            -1e30,
+            f32::MAX,
+            f32::MIN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            -f32::NAN,
+        ];
+        let mut rng = penumbra_testkit::Rng::xorshift32(0x666c_6f6f);
+        // Any bits, and magnitudes below 2²⁴ (where the fractions are), either sign.
+        let random: Vec<f32> = (0..2_000_000)
+            .map(|k| {
+                let bits = rng.next_u32();
+                if k % 2 == 0 {
+                    f32::from_bits(bits)
+                } else {
+                    f32::from_bits(bits & 0xcbff_ffff)
+                }
+            })
+            .collect();
+        for x in near.chain(edges).chain(random) {
+            let (got, want) = (floor_f32(x), x.floor());
+            assert!(
+                got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+                "{x:e} ({:#x}): {got:e} vs {want:e}",
+                x.to_bits()
             );
         }
     }

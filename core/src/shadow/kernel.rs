@@ -329,7 +329,7 @@ impl std::str::FromStr for PcfKernel {
 #[inline(always)]
 pub(crate) fn grid_anchor(c: f32, size: f32, texel: f32) -> (f32, f32) {
     let t = c * size;
-    let b = (t + 0.5).floor();
+    let b = crate::sample::address::floor_f32(t + 0.5);
     let f = t + 0.5 - b;
     ((b - 0.5) * texel, f)
 }

@@ -157,7 +157,7 @@ pub(super) fn mix(a: f32, b: f32, t: f32) -> f32 {
 
 /// `fract` as WGSL defines it (`x − floor(x)`).
 pub(super) fn fract(x: f32) -> f32 {
-    x - x.floor()
+    x - crate::sample::address::floor_f32(x)
 }
 
 /// `interleaved_gradient_noise` of `bevy_pbr::utils` (its literals as written).
@@ -251,7 +251,7 @@ pub(super) fn castano_thirteen(
     if !uv.is_finite() {
         return hardware_2d(lookups, map, slice, light_local, depth);
     }
-    let mut base = (uv + 0.5).floor();
+    let mut base = (uv + 0.5).map(crate::sample::address::floor_f32);
     let s = uv.x + 0.5 - base.x;
     let t = uv.y + 0.5 - base.y;
     base -= 0.5;
