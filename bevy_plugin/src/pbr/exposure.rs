@@ -121,20 +121,32 @@ pub fn update_pbr_exposure(
             }));
         }
     }
-    // Written only where it changes, so that change detection sees only those probes.
+    // Written only where it changes, so that change detection sees only those probes. The
+    // query is walked in the order `todo` was made in (no entity lookups); a probe it did not
+    // meet there (none, unless that order changed) is looked up by entity.
     let count = todo.len();
-    for (k, (entity, _, _)) in todo.iter().enumerate() {
+    let is_game = |l: &crate::probe::LightExposure| game.contains(&l.light);
+    let update = |k: usize, exposure: &mut Mut<crate::probe::Exposure>| {
+        let mine = shares
+            .iter()
+            .skip(k)
+            .step_by(count.max(1))
+            .flatten()
+            .copied();
+        if exposure.replacing_changes(is_game, mine.clone()) {
+            exposure.replace_lights(is_game, mine);
+        }
+    };
+    let mut next = 0;
+    for (entity, _, _, mut exposure) in &mut probes {
+        if next < count && todo[next].0 == entity {
+            update(next, &mut exposure);
+            next += 1;
+        }
+    }
+    for (k, (entity, _, _)) in todo.iter().enumerate().skip(next) {
         if let Ok((_, _, _, mut exposure)) = probes.get_mut(*entity) {
-            let mine = shares
-                .iter()
-                .skip(k)
-                .step_by(count.max(1))
-                .flatten()
-                .copied();
-            let is_game = |l: &crate::probe::LightExposure| game.contains(&l.light);
-            if exposure.replacing_changes(is_game, mine.clone()) {
-                exposure.replace_lights(is_game, mine);
-            }
+            update(k, &mut exposure);
         }
     }
     diagnostics.update_pbr_exposure = start.elapsed();
