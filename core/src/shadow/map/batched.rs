@@ -402,9 +402,14 @@ enum Route {
 pub(crate) struct Sorted {
     uv: Vec<Vec<[f32; 2]>>,
     refs: Vec<Vec<f32>>,
-    slots: Vec<Vec<usize>>,
+    /// Each lookup's slice, in call order ([`SCALAR`] for the scalar sampler's): two bytes a
+    /// lookup, where a position per batched lookup took eight.
+    route: Vec<u16>,
     scalar: Vec<(Coord, usize)>,
 }
+
+/// [`Sorted::route`] of a lookup that goes to the scalar sampler.
+const SCALAR: u16 = u16::MAX;
 
 impl ShadowMap {
     /// [`ShadowMap::compare`] of each of `coords` with its own reference, into `out`: the same
@@ -452,20 +457,27 @@ impl ShadowMap {
                 1.0,
             );
         }
-        let mut res = Vec::new();
+        // Each slice's answers, one slice after the other, then handed out in call order.
+        let mut start = Vec::with_capacity(sorted.uv.len());
+        let mut res = Vec::with_capacity(sorted.uv.iter().map(Vec::len).sum());
         for (s, uv) in sorted.uv.iter().enumerate() {
-            if uv.is_empty() {
-                continue;
-            }
-            res.clear();
-            res.resize(uv.len(), 1.0f32);
-            if let Some(batch) = reader.batch(s)
-                && batch.run(uv, &sorted.refs[s], &mut res).is_err()
+            let first = res.len();
+            start.push(first);
+            res.resize(first + uv.len(), 1.0f32);
+            if !uv.is_empty()
+                && let Some(batch) = reader.batch(s)
+                && batch.run(uv, &sorted.refs[s], &mut res[first..]).is_err()
             {
-                res.fill(1.0);
+                res[first..].fill(1.0);
             }
-            for (&i, &r) in sorted.slots[s].iter().zip(&res) {
-                out[i] = r;
+        }
+        let mut next = start;
+        for (o, &s) in out.iter_mut().zip(&sorted.route) {
+            if s != SCALAR
+                && let Some(at) = next.get_mut(usize::from(s))
+            {
+                *o = res[*at];
+                *at += 1;
             }
         }
     }
@@ -536,25 +548,34 @@ impl ShadowMap {
         let mut sorted = Sorted {
             uv: vec![Vec::new(); slices],
             refs: vec![Vec::new(); slices],
-            slots: vec![Vec::new(); slices],
+            route: Vec::with_capacity(coords.len()),
             scalar: Vec::new(),
         };
         for (i, (c, &r)) in coords.iter().zip(refs).enumerate() {
             match self.route(c, &batched) {
-                Route::Batch(s, at) => {
+                // A slice past the two-byte ids (an array of 65,535 slices or more) takes the
+                // scalar sampler: the same answers.
+                Route::Batch(s, at) if s < usize::from(SCALAR) => {
                     if sorted.uv[s].capacity() == 0 {
                         // Room for every lookup in the first slice reached (most batches read
                         // one or two): no copies as the lists grow.
                         let n = coords.len() - i;
                         sorted.uv[s].reserve(n);
                         sorted.refs[s].reserve(n);
-                        sorted.slots[s].reserve(n);
                     }
                     sorted.uv[s].push(at);
                     sorted.refs[s].push(r);
-                    sorted.slots[s].push(i);
+                    sorted.route.push(s as u16);
                 }
-                Route::Scalar(coord) => sorted.scalar.push((coord, i)),
+                Route::Batch(..) => {
+                    let coord = Coord([c.x, c.y, c.z, 0.0]).flushed();
+                    sorted.scalar.push((coord, i));
+                    sorted.route.push(SCALAR);
+                }
+                Route::Scalar(coord) => {
+                    sorted.scalar.push((coord, i));
+                    sorted.route.push(SCALAR);
+                }
             }
         }
         sorted
