@@ -313,6 +313,16 @@ fn sparse_queries_on_big_maps_read_only_tiles_they_drew() {
     assert!(shadowed.iter().all(|&s| s), "{shadowed:?}");
 }
 
+/// The level with every light of [`lights`] added.
+fn lit_level(rng: &mut Rng) -> (Lighting, Vec<LightId>) {
+    let (mut lighting, _, _) = level(rng);
+    let ids = lights(rng)
+        .into_iter()
+        .map(|l| lighting.add_light(l))
+        .collect();
+    (lighting, ids)
+}
+
 /// `n` random coordinates of `map`: directions for a cube, else positions a little past the
 /// map's edges in a random slice.
 fn map_coords(rng: &mut Rng, map: &ShadowMap, n: usize) -> Vec<Vec3> {
@@ -341,11 +351,7 @@ fn map_coords(rng: &mut Rng, map: &ShadowMap, n: usize) -> Vec<Vec3> {
 #[test]
 fn compare_many_equals_single_compares_on_whole_maps() {
     let mut rng = Rng::lcg64(0xc0e);
-    let (mut lighting, _, _) = level(&mut rng);
-    let ids: Vec<LightId> = lights(&mut rng)
-        .into_iter()
-        .map(|l| lighting.add_light(l))
-        .collect();
+    let (lighting, ids) = lit_level(&mut rng);
     for &id in &ids {
         let tiled = lighting.map(id).unwrap();
         let fresh = ShadowMap::render(tiled.light().clone(), lighting.scene()).unwrap();
@@ -457,11 +463,7 @@ fn tiles_under_moving_occluders_redraw_over_kept_layers_with_the_whole_maps_bits
 #[test]
 fn draw_tiles_for_draws_what_the_comparisons_read() {
     let mut rng = Rng::lcg64(0xd7a3);
-    let (mut lighting, _, _) = level(&mut rng);
-    let ids: Vec<LightId> = lights(&mut rng)
-        .into_iter()
-        .map(|l| lighting.add_light(l))
-        .collect();
+    let (lighting, ids) = lit_level(&mut rng);
     for &id in &ids {
         let tiled = lighting.map(id).unwrap();
         let fresh = ShadowMap::render(tiled.light().clone(), lighting.scene()).unwrap();

@@ -164,12 +164,8 @@ pub(crate) struct LevelBytes {
 impl LevelBytes {
     #[cfg(test)]
     pub(crate) fn of(level: &[u8]) -> LevelBytes {
-        LevelBytes {
-            ptr: level.as_ptr(),
-            len: level.len(),
-            origin: [0, 0],
-            row: 0,
-        }
+        // SAFETY: the slice is borrowed whole, and shared while it is.
+        unsafe { Self::from_raw(level.as_ptr(), level.len()) }
     }
 
     /// A level given by its first byte and length.
@@ -178,12 +174,8 @@ impl LevelBytes {
     /// The `len` bytes from `ptr` stay allocated while this is used, and the ranges read are
     /// written by no one meanwhile.
     pub(crate) unsafe fn from_raw(ptr: *const u8, len: usize) -> LevelBytes {
-        LevelBytes {
-            ptr,
-            len,
-            origin: [0, 0],
-            row: 0,
-        }
+        // SAFETY: the caller's contract, for the whole level.
+        unsafe { Self::region(ptr, len, [0, 0], 0) }
     }
 
     /// The texels of a region alone, `row` texels a row from texel `origin` of the level: the

@@ -397,8 +397,9 @@ enum Route {
     Scalar(Coord),
 }
 
-/// Lookups sorted for [`ShadowMap::compare_batch`]: per slice (cube face) the batched ones,
-/// with their references and positions in the call, and the rest for the scalar sampler.
+/// Lookups sorted for [`ShadowMap::compare_batch`]: per slice (cube face) the batched ones
+/// with their references, each lookup's slice in call order, and the rest for the scalar
+/// sampler with their positions in the call.
 pub(crate) struct Sorted {
     uv: Vec<Vec<[f32; 2]>>,
     refs: Vec<Vec<f32>>,
@@ -517,7 +518,8 @@ impl ShadowMap {
 
     /// Where one lookup goes: the batched path of a slice (its 2D position there) when its
     /// bilinear footprint lies inside that slice (a cube face) and the slice has a batch, else
-    /// the scalar sampler.
+    /// the scalar sampler (also for a slice past [`Sorted::route`]'s two-byte ids, an array of
+    /// 65,535 slices or more: the same answers).
     fn route(&self, c: &Vec3, batched: &[bool]) -> Route {
         // The sampler flushes denormal coordinates first (SPEC §1.4, R6).
         let coord = Coord([c.x, c.y, c.z, 0.0]).flushed();
@@ -536,7 +538,9 @@ impl ShadowMap {
             Some((array_slice(z, count) as usize, [x, y]))
         };
         match slice {
-            Some((s, at)) if batched.get(s).copied() == Some(true) => Route::Batch(s, at),
+            Some((s, at)) if s < usize::from(SCALAR) && batched.get(s).copied() == Some(true) => {
+                Route::Batch(s, at)
+            }
             _ => Route::Scalar(coord),
         }
     }
@@ -553,9 +557,7 @@ impl ShadowMap {
         };
         for (i, (c, &r)) in coords.iter().zip(refs).enumerate() {
             match self.route(c, &batched) {
-                // A slice past the two-byte ids (an array of 65,535 slices or more) takes the
-                // scalar sampler: the same answers.
-                Route::Batch(s, at) if s < usize::from(SCALAR) => {
+                Route::Batch(s, at) => {
                     if sorted.uv[s].capacity() == 0 {
                         // Room for every lookup in the first slice reached (most batches read
                         // one or two): no copies as the lists grow.
@@ -566,11 +568,6 @@ impl ShadowMap {
                     sorted.uv[s].push(at);
                     sorted.refs[s].push(r);
                     sorted.route.push(s as u16);
-                }
-                Route::Batch(..) => {
-                    let coord = Coord([c.x, c.y, c.z, 0.0]).flushed();
-                    sorted.scalar.push((coord, i));
-                    sorted.route.push(SCALAR);
                 }
                 Route::Scalar(coord) => {
                     sorted.scalar.push((coord, i));
