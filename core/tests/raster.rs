@@ -1309,6 +1309,79 @@ fn depth_target_clears_and_converts_to_a_texture() {
     }
 }
 
+/// A clear is recorded, and written into a tile's memory only when a draw reaches the tile
+/// (`DepthTarget`'s docs): every reader, `==` included, must see the same values as if the
+/// whole target had been written at once.
+#[test]
+fn a_pending_clear_reads_as_written() {
+    for format in [Format::D32Float, Format::D16Unorm] {
+        // Three tiles by two, the last column and row partial.
+        let (w, h) = (150, 70);
+        let draw = |t: &mut DepthTarget, tri: [Vec3; 3]| {
+            rasterize(
+                t,
+                pixel_space(w, h),
+                &[Instance::new(&soup(&[tri]), Mat4::IDENTITY)],
+                &no_cull(),
+                1,
+            )
+        };
+        // A small triangle in the first tile only, in front of the clear.
+        let small = [v3(2.0, 2.0, 0.1), v3(40.0, 2.0, 0.1), v3(2.0, 30.0, 0.1)];
+        // A triangle over every tile, behind the clear: it reaches every tile and writes nothing.
+        let behind = [
+            v3(-10.0, -10.0, 0.9),
+            v3(400.0, -10.0, 0.9),
+            v3(-10.0, 300.0, 0.9),
+        ];
+        let code = |d: f32| {
+            if format == Format::D32Float {
+                d.to_bits()
+            } else {
+                float_to_unorm(d, 16)
+            }
+        };
+
+        let mut lazy = DepthTarget::new(w, h, format).unwrap();
+        lazy.clear(0.25);
+        let drawn = draw(&mut lazy, small).pixels_written;
+        assert!(drawn > 0);
+        let mut written = DepthTarget::new(w, h, format).unwrap();
+        written.clear(0.25);
+        assert_eq!(draw(&mut written, behind).pixels_written, 0);
+        assert_eq!(draw(&mut written, small).pixels_written, drawn);
+
+        for (x, y) in [(149, 69), (64, 0), (128, 64), (0, 69), (100, 30)] {
+            assert_eq!(lazy.raw(x, y), code(0.25), "untouched pixel ({x}, {y})");
+            assert_eq!(written.raw(x, y), code(0.25), "({x}, {y})");
+        }
+        assert_eq!(lazy.raw(3, 3), code(0.1));
+        assert!(
+            lazy == written,
+            "{format:?}: a pending clear equals a written one"
+        );
+        assert!(lazy.clone() == written);
+        assert_eq!(lazy.depths(), written.depths());
+        assert_eq!(lazy.to_texture().bytes(), written.to_texture().bytes());
+        let tex = lazy.to_texture();
+        assert_eq!(tex.load(0, 0, [149, 69, 0])[0], lazy.depth(149, 69));
+
+        let mut other = DepthTarget::new(w, h, format).unwrap();
+        other.clear(0.5);
+        draw(&mut other, small);
+        assert!(other != lazy, "a different clear value differs");
+
+        // A clear after drawing hides what was drawn, in drawn tiles and in the others.
+        written.clear(0.75);
+        assert_eq!(written.raw(3, 3), code(0.75));
+        assert_eq!(written.raw(149, 69), code(0.75));
+        let mut fresh = DepthTarget::new(w, h, format).unwrap();
+        fresh.clear(0.75);
+        assert!(written == fresh);
+        assert!(DepthTarget::new(w, h, format).unwrap() != fresh);
+    }
+}
+
 #[test]
 fn stats_count_submitted_drawn_and_written() {
     let mut t = DepthTarget::new(16, 16, Format::D32Float).unwrap();

@@ -355,7 +355,7 @@ pub fn rasterize_using(
         1
     };
     let pixels_written = tile::draw(
-        target.storage_mut(),
+        target,
         &grid,
         &chunks,
         raster_threads,

@@ -4,6 +4,7 @@ use crate::format::{self, Format};
 use crate::texture::{Texture, TextureDesc, limits};
 
 use super::RasterError;
+use super::draw::TileBuf;
 
 /// Edge of the square tiles the target is split into (pixels).
 pub const TILE_SIZE: u32 = 64;
@@ -15,7 +16,12 @@ pub(crate) const TILE_PIXELS: usize = (TILE_SIZE * TILE_SIZE) as usize;
 /// The values are kept in [`TILE_SIZE`]² tiles, each tile contiguous and row-major inside, so
 /// that every tile can be drawn by a different thread; [`DepthTarget::depth`] and
 /// [`DepthTarget::to_texture`] hide the layout. A new target is cleared to 1.0 (the far plane).
-#[derive(Clone, Debug, PartialEq)]
+///
+/// A clear is lazy, as a GPU's fast clear is: [`DepthTarget::clear`] only records the value and
+/// marks every tile as holding it; a tile's memory is filled when the rasterizer first draws
+/// into it, while the tile is being brought into the cache anyway, and a tile no triangle
+/// touches is never written at all. Every reader sees the cleared value either way.
+#[derive(Clone, Debug)]
 pub struct DepthTarget {
     width: u32,
     height: u32,
@@ -23,6 +29,61 @@ pub struct DepthTarget {
     tiles_x: u32,
     tiles_y: u32,
     storage: Storage,
+    /// Per tile: its values are the last clear's, not yet written to `storage`.
+    unwritten: Vec<bool>,
+    /// The last clear's stored bits (f32 bits for D32, the code for D16).
+    clear_bits: u32,
+}
+
+/// One tile of a target, handed to the rasterizer: [`TileMut::buf`] writes a pending clear
+/// first.
+pub(crate) struct TileMut<'a> {
+    /// The tile's index, row-major over the tile grid.
+    pub index: usize,
+    buf: TileBuf<'a>,
+    unwritten: &'a mut bool,
+    clear_bits: u32,
+}
+
+impl<'a> TileMut<'a> {
+    /// The tile's values, with the last clear written into them first if it was still
+    /// pending; also whether it was (the values were then just written, so they are in the
+    /// cache).
+    pub(crate) fn buf(self) -> (TileBuf<'a>, bool) {
+        let filled = std::mem::replace(self.unwritten, false);
+        let mut buf = self.buf;
+        if filled {
+            match &mut buf {
+                TileBuf::F32(v) => v.fill(f32::from_bits(self.clear_bits)),
+                TileBuf::U16(c) => c.fill(self.clear_bits as u16),
+            }
+        }
+        (buf, filled)
+    }
+}
+
+impl PartialEq for DepthTarget {
+    /// Equal when the size, the format and every pixel's stored bits are equal (however much
+    /// of a clear is still pending on either side).
+    fn eq(&self, other: &DepthTarget) -> bool {
+        if (self.width, self.height, self.format) != (other.width, other.height, other.format) {
+            return false;
+        }
+        (0..self.unwritten.len()).all(|t| {
+            if !self.unwritten[t] && !other.unwritten[t] {
+                let r = t * TILE_PIXELS..(t + 1) * TILE_PIXELS;
+                return match (&self.storage, &other.storage) {
+                    (Storage::F32(a), Storage::F32(b)) => a[r.clone()]
+                        .iter()
+                        .zip(&b[r])
+                        .all(|(x, y)| x.to_bits() == y.to_bits()),
+                    (Storage::U16(a), Storage::U16(b)) => a[r.clone()] == b[r],
+                    _ => false,
+                };
+            }
+            (0..TILE_PIXELS).all(|i| self.stored(t, i) == other.stored(t, i))
+        })
+    }
 }
 
 /// The tiled values: f32 depths for D32_FLOAT, 16-bit codes for D16_UNORM.
@@ -47,10 +108,12 @@ impl DepthTarget {
         }
         let tiles_x = width.div_ceil(TILE_SIZE);
         let tiles_y = height.div_ceil(TILE_SIZE);
-        let len = tiles_x as usize * tiles_y as usize * TILE_PIXELS;
-        let storage = match format {
-            Format::D32Float => Storage::F32(vec![1.0; len]),
-            Format::D16Unorm => Storage::U16(vec![u16::MAX; len]),
+        let tiles = tiles_x as usize * tiles_y as usize;
+        let len = tiles * TILE_PIXELS;
+        // Zeroed memory (which the system hands out untouched) with a pending clear to 1.0.
+        let (storage, clear_bits) = match format {
+            Format::D32Float => (Storage::F32(vec![0.0; len]), 1f32.to_bits()),
+            Format::D16Unorm => (Storage::U16(vec![0; len]), u32::from(u16::MAX)),
             other => return Err(RasterError::UnsupportedFormat(other)),
         };
         Ok(DepthTarget {
@@ -60,6 +123,8 @@ impl DepthTarget {
             tiles_x,
             tiles_y,
             storage,
+            unwritten: vec![true; tiles],
+            clear_bits,
         })
     }
 
@@ -90,15 +155,17 @@ impl DepthTarget {
         } else {
             format::flush_denormal(depth.clamp(0.0, 1.0))
         };
-        match &mut self.storage {
-            Storage::F32(values) => values.fill(depth),
-            Storage::U16(codes) => codes.fill(format::float_to_unorm(depth, 16) as u16),
-        }
+        self.clear_bits = match self.storage {
+            Storage::F32(_) => depth.to_bits(),
+            Storage::U16(_) => format::float_to_unorm(depth, 16),
+        };
+        // The memory is written tile by tile as the rasterizer reaches it (`TileMut::buf`).
+        self.unwritten.fill(true);
     }
 
-    /// Index of pixel (x, y) in the tiled storage.
+    /// The tile of pixel (x, y) and the pixel's index inside it.
     #[inline]
-    fn index(&self, x: u32, y: u32) -> usize {
+    fn locate(&self, x: u32, y: u32) -> (usize, usize) {
         assert!(
             x < self.width && y < self.height,
             "pixel ({x}, {y}) is outside the {}×{} target",
@@ -106,7 +173,19 @@ impl DepthTarget {
             self.height
         );
         let tile = (y / TILE_SIZE) as usize * self.tiles_x as usize + (x / TILE_SIZE) as usize;
-        tile * TILE_PIXELS + ((y % TILE_SIZE) * TILE_SIZE + x % TILE_SIZE) as usize
+        (tile, ((y % TILE_SIZE) * TILE_SIZE + x % TILE_SIZE) as usize)
+    }
+
+    /// The stored bits of value `i` of tile `t` (the clear's while it is pending there).
+    #[inline]
+    fn stored(&self, t: usize, i: usize) -> u32 {
+        if self.unwritten[t] {
+            return self.clear_bits;
+        }
+        match &self.storage {
+            Storage::F32(values) => values[t * TILE_PIXELS + i].to_bits(),
+            Storage::U16(codes) => u32::from(codes[t * TILE_PIXELS + i]),
+        }
     }
 
     /// The depth at pixel (x, y) as a float (a D16 code k reads as k / 65535).
@@ -115,10 +194,11 @@ impl DepthTarget {
     /// If (x, y) is outside the target.
     #[must_use]
     pub fn depth(&self, x: u32, y: u32) -> f32 {
-        let i = self.index(x, y);
+        let (t, i) = self.locate(x, y);
+        let bits = self.stored(t, i);
         match &self.storage {
-            Storage::F32(values) => values[i],
-            Storage::U16(codes) => format::unorm_to_f32(u32::from(codes[i]), 16),
+            Storage::F32(_) => f32::from_bits(bits),
+            Storage::U16(_) => format::unorm_to_f32(bits, 16),
         }
     }
 
@@ -128,11 +208,8 @@ impl DepthTarget {
     /// If (x, y) is outside the target.
     #[must_use]
     pub fn raw(&self, x: u32, y: u32) -> u32 {
-        let i = self.index(x, y);
-        match &self.storage {
-            Storage::F32(values) => values[i].to_bits(),
-            Storage::U16(codes) => u32::from(codes[i]),
-        }
+        let (t, i) = self.locate(x, y);
+        self.stored(t, i)
     }
 
     /// Every depth as a float, row by row from the top-left pixel (`width × height` values).
@@ -161,10 +238,19 @@ impl DepthTarget {
         let bpt = self.format.bytes_per_texel();
         let mut bytes = Vec::with_capacity(self.width as usize * self.height as usize * bpt);
         for y in 0..self.height {
-            let row_start = self.index(0, y);
+            let (row_tile, row_start) = self.locate(0, y);
             for tx in 0..self.tiles_x {
-                let start = row_start + tx as usize * TILE_PIXELS;
+                let tile = row_tile + tx as usize;
+                let start = tile * TILE_PIXELS + row_start;
                 let len = (self.width - tx * TILE_SIZE).min(TILE_SIZE) as usize;
+                if self.unwritten[tile] {
+                    // Little-endian: the code of a D16 clear is the first two bytes.
+                    let clear = self.clear_bits.to_le_bytes();
+                    for _ in 0..len {
+                        bytes.extend_from_slice(&clear[..bpt]);
+                    }
+                    continue;
+                }
                 match &self.storage {
                     Storage::F32(values) => {
                         for v in &values[start..start + len] {
@@ -188,8 +274,34 @@ impl DepthTarget {
         (self.tiles_x, self.tiles_y)
     }
 
-    /// The tiled storage, for the rasterizer.
-    pub(crate) fn storage_mut(&mut self) -> &mut Storage {
-        &mut self.storage
+    /// The tiles for which `wanted(tile index)` holds, for the rasterizer to draw into (in
+    /// tile order).
+    pub(crate) fn tiles_mut(&mut self, wanted: impl Fn(usize) -> bool) -> Vec<TileMut<'_>> {
+        let clear_bits = self.clear_bits;
+        let flags = self.unwritten.iter_mut();
+        let tile = |(index, (buf, unwritten))| TileMut {
+            index,
+            buf,
+            unwritten,
+            clear_bits,
+        };
+        match &mut self.storage {
+            Storage::F32(values) => values
+                .chunks_mut(TILE_PIXELS)
+                .map(TileBuf::F32)
+                .zip(flags)
+                .enumerate()
+                .filter(|(t, _)| wanted(*t))
+                .map(tile)
+                .collect(),
+            Storage::U16(codes) => codes
+                .chunks_mut(TILE_PIXELS)
+                .map(TileBuf::U16)
+                .zip(flags)
+                .enumerate()
+                .filter(|(t, _)| wanted(*t))
+                .map(tile)
+                .collect(),
+        }
     }
 }

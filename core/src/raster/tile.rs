@@ -2,7 +2,7 @@
 
 use super::draw::{self, Area, Batch, TileBuf};
 use super::setup::Tri;
-use super::target::{Storage, TILE_PIXELS, TILE_SIZE};
+use super::target::{DepthTarget, TILE_SIZE, TileMut};
 use crate::cpu::CpuExtension;
 
 /// Tile log2 edge.
@@ -109,7 +109,7 @@ impl Chunk {
 /// Draws every tile with the LESS test (`greater`: the GREATER test) on the kernel of `ext`;
 /// returns the number of pixels written.
 pub(crate) fn draw(
-    storage: &mut Storage,
+    target: &mut DepthTarget,
     grid: &Grid,
     chunks: &[Chunk],
     threads: usize,
@@ -118,23 +118,10 @@ pub(crate) fn draw(
 ) -> u64 {
     crate::zone!("penumbra::raster::draw");
     let busy = |t: usize| chunks.iter().any(|c| !c.tile_items(t).is_empty());
-    let one = |t: usize, buf: TileBuf<'_>| draw_tile(buf, t, grid, chunks, greater, ext);
-    match storage {
-        Storage::F32(values) => {
-            let tiles = values
-                .chunks_mut(TILE_PIXELS)
-                .enumerate()
-                .filter(|&(t, _)| busy(t));
-            each_tile(tiles, threads, |(t, b)| one(t, TileBuf::F32(b)))
-        }
-        Storage::U16(codes) => {
-            let tiles = codes
-                .chunks_mut(TILE_PIXELS)
-                .enumerate()
-                .filter(|&(t, _)| busy(t));
-            each_tile(tiles, threads, |(t, b)| one(t, TileBuf::U16(b)))
-        }
-    }
+    let tiles = target.tiles_mut(busy);
+    each_tile(tiles.into_iter(), threads, |tile| {
+        draw_tile(tile, grid, chunks, greater, ext)
+    })
 }
 
 /// Runs `work` on every tile, on this thread or on up to `threads`; sums the results.
@@ -164,8 +151,7 @@ fn warm<S: Copy>(tile: &[S]) {
 
 /// Draws tile `t`'s triangles, chunk after chunk, each chunk in submission order.
 fn draw_tile(
-    buf: TileBuf<'_>,
-    t: usize,
+    tile: TileMut<'_>,
     grid: &Grid,
     chunks: &[Chunk],
     greater: bool,
@@ -175,9 +161,14 @@ fn draw_tile(
     if crate::deadline::expired() {
         return 0;
     }
-    match &buf {
-        TileBuf::F32(b) => warm(b),
-        TileBuf::U16(b) => warm(b),
+    let t = tile.index;
+    // A tile that held a pending clear was just written, so it is in the cache already.
+    let (buf, filled) = tile.buf();
+    if !filled {
+        match &buf {
+            TileBuf::F32(b) => warm(b),
+            TileBuf::U16(b) => warm(b),
+        }
     }
     let batches: Vec<Batch<'_>> = chunks
         .iter()

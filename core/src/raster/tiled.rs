@@ -15,7 +15,7 @@ use glam::{DVec4, Mat4};
 use super::draw::{self, Area, TileBuf};
 use super::index::{InstanceIndex, Plane};
 use super::setup::{self, Tri};
-use super::target::{Storage, TILE_PIXELS, TILE_SIZE};
+use super::target::TILE_SIZE;
 use super::tile::Grid;
 use super::{DepthFunc, DepthTarget, Instance, Mesh, Placed, RasterState, RasterStats};
 use crate::cpu::CpuExtension;
@@ -444,27 +444,13 @@ pub fn rasterize_tiles(
             wanted[(y * tx + x) as usize] = true;
         }
     }
-    let draw = |t: usize, buf: TileBuf<'_>| {
+    let tiles = target.tiles_mut(|t| wanted[t]);
+    let (pieces, written) = run(tiles.into_iter(), threads, |tile| {
+        let rect = drawer.grid.rect(tile.index);
         let mut scratch = TileScratch::default();
-        drawer.draw(Area::tile(drawer.grid.rect(t)), buf, &mut scratch)
-    };
-    let sum = |stats: TileStats| (stats.pieces, stats.written);
-    let (pieces, written) = match target.storage_mut() {
-        Storage::F32(values) => {
-            let jobs = values
-                .chunks_mut(TILE_PIXELS)
-                .enumerate()
-                .filter(|(t, _)| wanted[*t]);
-            run(jobs, threads, |(t, b)| sum(draw(t, TileBuf::F32(b))))
-        }
-        Storage::U16(codes) => {
-            let jobs = codes
-                .chunks_mut(TILE_PIXELS)
-                .enumerate()
-                .filter(|(t, _)| wanted[*t]);
-            run(jobs, threads, |(t, b)| sum(draw(t, TileBuf::U16(b))))
-        }
-    };
+        let stats = drawer.draw(Area::tile(rect), tile.buf().0, &mut scratch);
+        (stats.pieces, stats.written)
+    });
     RasterStats {
         triangles_in: instances
             .iter()
