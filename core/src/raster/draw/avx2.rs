@@ -11,7 +11,7 @@
 use std::arch::x86_64::*;
 
 use super::scalar::Slot;
-use super::{Area, Batch, TileBuf, Tri, edges_in_i32, row_depth, row_run, row_setup};
+use super::{Area, Batch, TileBuf, Tri, edges_in_i32, groups_of, row_depth, row_run, row_setup};
 
 /// Triangles at most this many eight-pixel groups wide take the all-edges test.
 const SMALL_GROUPS: i32 = 4;
@@ -234,10 +234,8 @@ pub(super) unsafe fn triangle<S: Lanes, const PLAIN: bool, const GREATER: bool>(
     let Some([xs, ys, xe, ye]) = area.span_of(t) else {
         return 0;
     };
-    // Groups start on multiples of 8 from the buffer's origin, so the last group of a row ends
-    // inside the buffer's row (`Area::fits`).
-    let xa = area.origin[0] + ((xs - area.origin[0]) & !7);
-    let groups = ((xe - xa) >> 3) + 1;
+    // The last group of a row ends inside the buffer's row (`groups_of`).
+    let (xa, groups) = groups_of(&area, xs, xe, 8);
     if groups <= SMALL_GROUPS
         && let Some((e, sx, sy)) = edges_in_i32(t, xa, ys, 8 * groups - 1, ye - ys)
     {

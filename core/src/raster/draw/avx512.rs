@@ -12,7 +12,7 @@
 
 use std::arch::x86_64::*;
 
-use super::{Area, Batch, TileBuf, Tri, avx2, edges_in_i32, row_depth};
+use super::{Area, Batch, TileBuf, Tri, avx2, edges_in_i32, groups_of, row_depth};
 
 /// Triangles at most this many sixteen-pixel groups wide take this kernel.
 const SMALL_GROUPS: i32 = 4;
@@ -195,10 +195,8 @@ unsafe fn triangle<S: Lanes16, const PLAIN: bool, const GREATER: bool>(
     let Some([xs, ys, xe, ye]) = area.span_of(t) else {
         return 0;
     };
-    // Groups start on multiples of 16 from the buffer's origin, so the last group of a row
-    // ends inside the buffer's row (`Area::fits_groups`).
-    let xa = area.origin[0] + ((xs - area.origin[0]) & !15);
-    let groups = ((xe - xa) >> 4) + 1;
+    // The last group of a row ends inside the buffer's row (`groups_of`).
+    let (xa, groups) = groups_of(&area, xs, xe, 16);
     if groups <= SMALL_GROUPS
         && let Some((e, sx, sy)) = edges_in_i32(t, xa, ys, 16 * groups - 1, ye - ys)
     {
