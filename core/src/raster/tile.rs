@@ -21,10 +21,15 @@ pub(crate) struct Grid {
 impl Grid {
     /// Inclusive pixel rectangle of tile `t`: x0, y0, x1, y1.
     pub(crate) fn rect(&self, t: usize) -> [i32; 4] {
-        let (tx, ty) = (
+        self.rect_at(
             (t % self.tiles_x as usize) as u32,
             (t / self.tiles_x as usize) as u32,
-        );
+        )
+    }
+
+    /// Inclusive pixel rectangle of the tile in column `tx` and row `ty`.
+    #[inline]
+    pub(crate) fn rect_at(&self, tx: u32, ty: u32) -> [i32; 4] {
         let (x0, y0) = (tx * TILE_SIZE, ty * TILE_SIZE);
         [
             x0 as i32,
@@ -79,7 +84,7 @@ impl Chunk {
             for ty in ty0..=ty1 {
                 for tx in tx0..=tx1 {
                     let tile = ty as usize * grid.tiles_x as usize + tx as usize;
-                    if single || draw::may_cover(t, grid.rect(tile)) {
+                    if single || draw::may_cover(t, grid.rect_at(tx, ty)) {
                         pairs.push((tile as u32, i as u32));
                         counts[tile + 1] += 1;
                     }

@@ -305,11 +305,9 @@ unsafe fn small<S: Lanes, const PLAIN: bool, const GREATER: bool>(
                     _mm256_srai_epi32::<31>(_mm256_or_si256(_mm256_or_si256(ev[0], ev[1]), ev[2])),
                     *extra,
                 );
-                if _mm256_movemask_ps(_mm256_castsi256_ps(out)) != 0xFF {
-                    let d = depth8_of::<PLAIN>(zrow, term);
-                    let wrote = S::test_write8::<GREATER>(row.add(8 * g), d, out);
-                    acc = _mm256_add_epi32(acc, wrote);
-                }
+                let d = depth8_of::<PLAIN>(zrow, term);
+                let wrote = S::test_write8::<GREATER>(row.add(8 * g), d, out);
+                acc = _mm256_add_epi32(acc, wrote);
                 for i in 0..3 {
                     ev[i] = _mm256_add_epi32(ev[i], group_step[i]);
                 }

@@ -202,7 +202,21 @@ unsafe fn triangle<S: Lanes16, const PLAIN: bool, const GREATER: bool>(
     {
         // SAFETY: the caller's contract; the group arithmetic stays in the tile.
         return unsafe {
-            small::<S, PLAIN, GREATER>(buf, area, t, [xs, ys, xe, ye], xa, groups, e, sx, sy)
+            if groups == 1 {
+                small::<S, PLAIN, GREATER, true>(buf, area, t, [xs, ys, xe, ye], xa, 1, e, sx, sy)
+            } else {
+                small::<S, PLAIN, GREATER, false>(
+                    buf,
+                    area,
+                    t,
+                    [xs, ys, xe, ye],
+                    xa,
+                    groups,
+                    e,
+                    sx,
+                    sy,
+                )
+            }
         };
     }
     // SAFETY: as above (AVX-512 F implies AVX2; the area fits eight-pixel groups too).
@@ -213,7 +227,7 @@ unsafe fn triangle<S: Lanes16, const PLAIN: bool, const GREATER: bool>(
 /// (xa, ys), which with the steps stay under 2³¹ over the whole part).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn small<S: Lanes16, const PLAIN: bool, const GREATER: bool>(
+unsafe fn small<S: Lanes16, const PLAIN: bool, const GREATER: bool, const ONE: bool>(
     buf: *mut S,
     area: Area,
     t: &Tri,
@@ -242,6 +256,8 @@ unsafe fn small<S: Lanes16, const PLAIN: bool, const GREATER: bool>(
         // to xe in the last.
         let mut columns = [u16::MAX; SMALL_GROUPS as usize];
         columns[0] = u16::MAX << (xs - xa);
+        // One group (the common case) is known at compile time: no loop over the groups.
+        let groups = if ONE { 1 } else { groups };
         let last = (groups - 1) as usize;
         columns[last] &= (u32::MAX >> (31 - (xe - xa - 16 * last as i32))) as u16;
         let dzdx = _mm512_set1_pd(t.dzdx);
@@ -262,11 +278,9 @@ unsafe fn small<S: Lanes16, const PLAIN: bool, const GREATER: bool>(
                 // Sign bits of e0 | e1 | e2: a centre outside some edge.
                 let any = _mm512_ternarylogic_epi32::<0xFE>(ev[0], ev[1], ev[2]);
                 let inside = !_mm512_movepi32_mask(any) & cols;
-                if inside != 0 {
-                    let d = depth16::<PLAIN>(zrow, term);
-                    let pass = S::test_write16::<GREATER>(row.add(16 * g), d, inside);
-                    written += u64::from(pass.count_ones());
-                }
+                let d = depth16::<PLAIN>(zrow, term);
+                let pass = S::test_write16::<GREATER>(row.add(16 * g), d, inside);
+                written += u64::from(pass.count_ones());
                 for i in 0..3 {
                     ev[i] = _mm512_add_epi32(ev[i], group_step[i]);
                 }
