@@ -453,14 +453,21 @@ impl Scene<'_, '_> {
             if slice.is_empty() {
                 return;
             }
+            // Instance by instance: the part of each that falls in this slice.
+            let end = start + slice.len();
             let mut inst = owner(self.vertex_base, start);
-            for (k, v) in slice.iter_mut().enumerate() {
-                let g = start + k;
-                while g >= self.vertex_base[inst + 1] {
-                    inst += 1;
+            while inst < self.instances.len() && self.vertex_base[inst] < end {
+                let (lo, hi) = (
+                    self.vertex_base[inst].max(start),
+                    self.vertex_base[inst + 1].min(end),
+                );
+                let m = self.matrices[inst];
+                let base = self.vertex_base[inst];
+                let positions = &self.instances[inst].mesh.positions()[lo - base..hi - base];
+                for (v, p) in slice[lo - start..hi - start].iter_mut().zip(positions) {
+                    *v = ctx.vertex(m * p.extend(1.0));
                 }
-                let p = self.instances[inst].mesh.positions()[g - self.vertex_base[inst]];
-                *v = ctx.vertex(self.matrices[inst] * p.extend(1.0));
+                inst += 1;
             }
         };
         if threads > 1 && nv >= PARALLEL_VERTICES {
