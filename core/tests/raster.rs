@@ -8,7 +8,7 @@ use penumbra_core::Format;
 use penumbra_core::format::float_to_unorm;
 use penumbra_core::raster::{
     CullMode, DepthBias, DepthTarget, Instance, Mesh, RasterError, RasterState, RasterStats,
-    rasterize,
+    TILE_SIZE, rasterize,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -213,6 +213,43 @@ fn fan_of_thin_wedges_across_tile_boundaries_covers_every_pixel_exactly_once() {
         for ox in [0, 1, 128, 255] {
             for oy in [0, 127, 128, 200] {
                 let (cx, cy) = (64.0 + f64::from(ox) / 256.0, 63.5 + f64::from(oy) / 256.0);
+                let ring: Vec<(f64, f64)> = (0..n)
+                    .map(|i| {
+                        let a = std::f64::consts::TAU * f64::from(i) / f64::from(n) + 0.05;
+                        (grid(cx + 60.0 * a.cos()), grid(cy + 58.0 * a.sin()))
+                    })
+                    .collect();
+                let c = v3(cx, cy, 0.5);
+                let tris: Vec<[Vec3; 3]> = (0..ring.len())
+                    .map(|i| {
+                        let j = (i + 1) % ring.len();
+                        [
+                            c,
+                            v3(ring[i].0, ring[i].1, 0.5),
+                            v3(ring[j].0, ring[j].1, 0.5),
+                        ]
+                    })
+                    .collect();
+                let expected = analytic_coverage(&ring, w, h);
+                assert_exact_partition(&tris, &expected, w, h, &format!("fan n={n} at {cx},{cy}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn fan_of_thin_wedges_round_a_corner_of_four_tiles_covers_every_pixel_exactly_once() {
+    // The test above, round the corner shared by the first four tiles of the rasterizer's
+    // tiled storage, whatever `TILE_SIZE` is (the test above was written for 64² tiles).
+    let t = TILE_SIZE;
+    let (w, h) = (t + 96, t + 86);
+    for n in [48, 97] {
+        for ox in [0, 1, 128, 255] {
+            for oy in [0, 127, 128, 200] {
+                let (cx, cy) = (
+                    f64::from(t) + f64::from(ox) / 256.0,
+                    f64::from(t) - 0.5 + f64::from(oy) / 256.0,
+                );
                 let ring: Vec<(f64, f64)> = (0..n)
                     .map(|i| {
                         let a = std::f64::consts::TAU * f64::from(i) / f64::from(n) + 0.05;

@@ -7,7 +7,7 @@ use super::RasterError;
 use super::draw::TileBuf;
 
 /// Edge of the square tiles the target is split into (pixels).
-pub const TILE_SIZE: u32 = 64;
+pub const TILE_SIZE: u32 = 128;
 /// Pixels in one tile.
 pub(crate) const TILE_PIXELS: usize = (TILE_SIZE * TILE_SIZE) as usize;
 
