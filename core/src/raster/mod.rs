@@ -500,23 +500,29 @@ impl Scene<'_, '_> {
                 chunk.bin(grid);
                 return chunk;
             }
+            // Instance by instance: the part of each that falls in this range.
             let mut inst = owner(self.triangle_base, range.start);
-            for g in range {
-                while g >= self.triangle_base[inst + 1] {
-                    inst += 1;
-                }
-                let local = g - self.triangle_base[inst];
-                let idx = &self.instances[inst].mesh.indices()[3 * local..3 * local + 3];
-                let base = self.vertex_base[inst];
+            while inst < self.instances.len() && self.triangle_base[inst] < range.end {
+                let first = self.triangle_base[inst];
+                let (lo, hi) = (
+                    first.max(range.start),
+                    self.triangle_base[inst + 1].min(range.end),
+                );
+                let mesh_vertices = &vertices[self.vertex_base[inst]..self.vertex_base[inst + 1]];
                 let cull = self.instances[inst].cull;
-                let tri = [
-                    &vertices[base + idx[0] as usize],
-                    &vertices[base + idx[1] as usize],
-                    &vertices[base + idx[2] as usize],
-                ];
-                if ctx.triangle(tri, cull, &mut chunk.tris) {
-                    chunk.drawn += 1;
+                let indices =
+                    &self.instances[inst].mesh.indices()[3 * (lo - first)..3 * (hi - first)];
+                for idx in indices.chunks_exact(3) {
+                    let tri = [
+                        &mesh_vertices[idx[0] as usize],
+                        &mesh_vertices[idx[1] as usize],
+                        &mesh_vertices[idx[2] as usize],
+                    ];
+                    if ctx.triangle(tri, cull, &mut chunk.tris) {
+                        chunk.drawn += 1;
+                    }
                 }
+                inst += 1;
             }
             chunk.bin(grid);
             chunk
