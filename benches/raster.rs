@@ -1,9 +1,10 @@
 //! The depth rasterizer on a shadow-map-like scene: the 100,000 triangles of
-//! `benches/support/level.rs` (a tessellated ground and 4,000 cuboids) seen by a directional light's orthographic view, into a 2048² D32_FLOAT map,
-//! with 1 and 2 threads. Each iteration clears the map and draws the scene; `clear` alone is
-//! measured too. Before the criterion runs, it prints the scene's counts and the CPU time per
-//! frame over 20 frames (all threads; Linux only), a figure that a busy machine inflates less
-//! than wall time.
+//! `benches/support/level.rs` (a tessellated ground and 4,000 cuboids) seen by a directional
+//! light's orthographic view, into a 2048² D32_FLOAT map, with 1 and 2 threads. Each iteration
+//! clears the map and draws the scene; `clear` alone is measured too (a lazy clear: it records
+//! the value, and each tile is filled when first drawn). Before the criterion runs, it prints
+//! the scene's counts and the CPU time per frame over 20 frames (all threads; Linux only), a
+//! figure that a busy machine inflates less than wall time.
 //!
 //! ```sh
 //! cargo bench --bench raster -- --warm-up-time 1 --measurement-time 3
