@@ -401,22 +401,26 @@ pub(crate) enum Instances<'a> {
 /// use glam::{Mat4, Vec3};
 /// use penumbra_core::Format;
 /// use penumbra_core::raster::{
-///     DepthTarget, Instance, InstanceIndex, Mesh, RasterState, rasterize, rasterize_tiles,
+///     DepthTarget, Instance, InstanceIndex, Mesh, RasterState, TILE_SIZE, rasterize,
+///     rasterize_tiles,
 /// };
 ///
+/// // Four tiles; the cube covers the middle, where they meet.
+/// let t = TILE_SIZE;
 /// let cube = Mesh::cuboid(Vec3::splat(-1.0), Vec3::splat(1.0));
 /// let instances = [Instance::new(&cube, Mat4::IDENTITY)];
 /// let view = lh::view::look_at_mat4(Vec3::new(0.0, 0.0, -5.0), Vec3::ZERO, Vec3::Y);
 /// let vp = lh::proj::directx::perspective(1.0, 1.0, 1.0, 10.0) * view;
 /// let state = RasterState::default();
-/// let mut full = DepthTarget::new(256, 256, Format::D32Float).unwrap();
+/// let mut full = DepthTarget::new(2 * t, 2 * t, Format::D32Float).unwrap();
 /// rasterize(&mut full, vp, &instances, &state, 1);
 ///
 /// let index = InstanceIndex::new(&instances);
-/// let mut tiled = DepthTarget::new(256, 256, Format::D32Float).unwrap();
-/// rasterize_tiles(&mut tiled, vp, &instances, &index, &state, &[(1, 1), (2, 2)], 1);
-/// assert_eq!(tiled.raw(100, 100), full.raw(100, 100)); // in tile (1, 1)
-/// assert_eq!(tiled.raw(140, 100), 1.0f32.to_bits()); // tile (2, 1) was not drawn
+/// let mut tiled = DepthTarget::new(2 * t, 2 * t, Format::D32Float).unwrap();
+/// rasterize_tiles(&mut tiled, vp, &instances, &index, &state, &[(0, 0), (1, 1)], 1);
+/// assert_eq!(tiled.raw(t - 1, t - 1), full.raw(t - 1, t - 1)); // in tile (0, 0)
+/// assert_ne!(full.raw(t, t - 1), 1.0f32.to_bits()); // the cube is drawn in tile (1, 0)…
+/// assert_eq!(tiled.raw(t, t - 1), 1.0f32.to_bits()); // …which `tiled` did not draw
 /// ```
 pub fn rasterize_tiles(
     target: &mut DepthTarget,
