@@ -82,7 +82,18 @@ pub(crate) struct Tri {
     pub top_left: u8,
     /// Every depth inside lies in [2⁻¹²⁶, 1]: no clamp and no subnormal flush is needed.
     pub plain: bool,
+    /// The snapped vertices span at most [`COMPACT_SPAN`] pixels along x and along y, so every
+    /// edge function at the pixel centres of the bounds, widened by 15 pixels left and right,
+    /// lies under 2³¹ in magnitude (see [`COMPACT_SPAN`]): the SIMD kernels' 32-bit lanes hold
+    /// them without a per-tile check.
+    pub compact: bool,
 }
+
+/// Largest span of a [`Tri::compact`] triangle's vertices, in pixels. With spans of at most
+/// S = 64 pixels (S·256 in fixed point) an edge's |dx| and |dy| are at most S·256; a centre of
+/// the widened bounds lies at most S·256 from a vertex along y and (S + 16)·256 along x; so
+/// |e| ≤ S·256 · S·256 + S·256 · (S + 16)·256 + 1 ≈ 6.0·10⁸, under 2³¹ ≈ 2.1·10⁹.
+pub(crate) const COMPACT_SPAN: i32 = 64;
 
 impl Tri {
     /// Edge i as (dx, dy, origin x, origin y, fill bias): the edge function at fixed-point
@@ -486,6 +497,8 @@ impl Context {
             dzdy,
             top_left,
             plain,
+            compact: max_x - min_x <= COMPACT_SPAN << SUB_BITS
+                && max_y - min_y <= COMPACT_SPAN << SUB_BITS,
         });
         true
     }

@@ -68,3 +68,65 @@ fn groups_cover_the_columns_inside_the_checked_row() {
     }
     assert!(shifted > 10_000, "{shifted} parts took fewer groups");
 }
+
+/// `Tri::compact`'s promise, which lets the SIMD kernels skip their per-tile range check: every
+/// edge function at the pixel centres of a compact triangle's bounds, widened by 15 pixels left
+/// and right (the most a kernel's groups reach past a part), fits in 32 bits. The edges are
+/// linear, so the corners of that rectangle bound them. Triangles up to and just past the span
+/// limit, partly off the target, at random sub-pixel positions.
+#[test]
+fn compact_triangles_have_edges_in_32_bits_over_their_widened_bounds() {
+    use crate::format::Format;
+    use crate::raster::RasterState;
+    use crate::raster::setup::{COMPACT_SPAN, Context, SUB_BITS};
+    let (w, h) = (2048u32, 2048u32);
+    let ctx = Context::new(w, h, Format::D32Float, &RasterState::default());
+    let mut rng = penumbra_testkit::Rng::xorshift64(0x636f_6d70_6163);
+    let mut tris = Vec::new();
+    let (mut compact, mut at_limit) = (0, 0);
+    for _ in 0..50_000 {
+        let span = f64::from(COMPACT_SPAN) * rng.f64_in(0.0, 1.05);
+        let base = [rng.f64_in(-40.0, 2088.0), rng.f64_in(-40.0, 2088.0)];
+        let v: [super::super::setup::Vertex; 3] = std::array::from_fn(|_| {
+            // Often on the span's ends, to reach its limit.
+            let mut at = || match rng.below_mod(3) {
+                0 => 0.0,
+                1 => span,
+                _ => span * rng.f64_in(0.0, 1.0),
+            };
+            let (x, y) = (base[0] + at(), base[1] + at());
+            let clip = glam::Vec4::new(
+                (2.0 * x / f64::from(w) - 1.0) as f32,
+                (1.0 - 2.0 * y / f64::from(h)) as f32,
+                0.5,
+                1.0,
+            );
+            ctx.vertex(clip)
+        });
+        tris.clear();
+        ctx.triangle(
+            [&v[0], &v[1], &v[2]],
+            Some(crate::raster::CullMode::None),
+            &mut tris,
+        );
+        for t in tris.iter().filter(|t| t.compact) {
+            compact += 1;
+            let spread = |c: [i32; 3]| c.iter().max().unwrap() - c.iter().min().unwrap();
+            at_limit += usize::from(spread(t.x).max(spread(t.y)) > (COMPACT_SPAN - 2) << SUB_BITS);
+            let [x0, y0, x1, y1] = t.bbox.map(i32::from);
+            for i in 0..3 {
+                for (x, y) in [(x0 - 15, y0), (x1 + 15, y0), (x0 - 15, y1), (x1 + 15, y1)] {
+                    let (e, _, _) = super::edge_at(t, i, x, y);
+                    assert!(
+                        e.unsigned_abs() <= i32::MAX as u64,
+                        "{t:?}: edge {i} at ({x}, {y}): {e}"
+                    );
+                }
+            }
+        }
+    }
+    assert!(
+        compact > 30_000 && at_limit > 500,
+        "{compact} compact, {at_limit} near the limit"
+    );
+}
