@@ -204,15 +204,14 @@ fn fan_around_a_vertex_covers_every_pixel_exactly_once_at_many_subpixel_offsets(
     }
 }
 
-#[test]
-fn fan_of_thin_wedges_across_tile_boundaries_covers_every_pixel_exactly_once() {
-    // 3 × 3 tiles of 64²; the fan's centre sits near the corner shared by four tiles, and the
-    // wedges are thin enough that some rows of a wedge hold no pixel centre.
-    let (w, h) = (160, 150);
+/// A fan of thin wedges round (x, y), at sub-pixel offsets from it, on a `w` × `h` target:
+/// every pixel is covered exactly once where the fan's polygon covers it. The wedges are thin
+/// enough that some rows of a wedge hold no pixel centre.
+fn assert_thin_wedge_fans_partition((x, y): (f64, f64), w: u32, h: u32) {
     for n in [48, 97] {
         for ox in [0, 1, 128, 255] {
             for oy in [0, 127, 128, 200] {
-                let (cx, cy) = (64.0 + f64::from(ox) / 256.0, 63.5 + f64::from(oy) / 256.0);
+                let (cx, cy) = (x + f64::from(ox) / 256.0, y + f64::from(oy) / 256.0);
                 let ring: Vec<(f64, f64)> = (0..n)
                     .map(|i| {
                         let a = std::f64::consts::TAU * f64::from(i) / f64::from(n) + 0.05;
@@ -238,40 +237,17 @@ fn fan_of_thin_wedges_across_tile_boundaries_covers_every_pixel_exactly_once() {
 }
 
 #[test]
+fn fan_of_thin_wedges_across_tile_boundaries_covers_every_pixel_exactly_once() {
+    // 3 × 3 tiles of 64²; the fan's centre sits near the corner shared by four tiles.
+    assert_thin_wedge_fans_partition((64.0, 63.5), 160, 150);
+}
+
+#[test]
 fn fan_of_thin_wedges_round_a_corner_of_four_tiles_covers_every_pixel_exactly_once() {
     // The test above, round the corner shared by the first four tiles of the rasterizer's
     // tiled storage, whatever `TILE_SIZE` is (the test above was written for 64² tiles).
     let t = TILE_SIZE;
-    let (w, h) = (t + 96, t + 86);
-    for n in [48, 97] {
-        for ox in [0, 1, 128, 255] {
-            for oy in [0, 127, 128, 200] {
-                let (cx, cy) = (
-                    f64::from(t) + f64::from(ox) / 256.0,
-                    f64::from(t) - 0.5 + f64::from(oy) / 256.0,
-                );
-                let ring: Vec<(f64, f64)> = (0..n)
-                    .map(|i| {
-                        let a = std::f64::consts::TAU * f64::from(i) / f64::from(n) + 0.05;
-                        (grid(cx + 60.0 * a.cos()), grid(cy + 58.0 * a.sin()))
-                    })
-                    .collect();
-                let c = v3(cx, cy, 0.5);
-                let tris: Vec<[Vec3; 3]> = (0..ring.len())
-                    .map(|i| {
-                        let j = (i + 1) % ring.len();
-                        [
-                            c,
-                            v3(ring[i].0, ring[i].1, 0.5),
-                            v3(ring[j].0, ring[j].1, 0.5),
-                        ]
-                    })
-                    .collect();
-                let expected = analytic_coverage(&ring, w, h);
-                assert_exact_partition(&tris, &expected, w, h, &format!("fan n={n} at {cx},{cy}"));
-            }
-        }
-    }
+    assert_thin_wedge_fans_partition((f64::from(t), f64::from(t) - 0.5), t + 96, t + 86);
 }
 
 #[test]

@@ -443,6 +443,22 @@ fn owner(bases: &[usize], global: usize) -> usize {
     bases.partition_point(|&b| b <= global) - 1
 }
 
+/// The parts of `range` (of a concatenation with these `bases`, one more than there are
+/// instances) that each instance owns: the instance, and its own elements in that part.
+fn parts(bases: &[usize], range: Range<usize>) -> impl Iterator<Item = (usize, Range<usize>)> {
+    let first = if range.is_empty() {
+        bases.len()
+    } else {
+        owner(bases, range.start)
+    };
+    (first..bases.len() - 1)
+        .take_while(move |&i| bases[i] < range.end)
+        .map(move |i| {
+            let (lo, hi) = (bases[i].max(range.start), bases[i + 1].min(range.end));
+            (i, lo - bases[i]..hi - bases[i])
+        })
+}
+
 impl Scene<'_, '_> {
     /// Transforms every vertex of every instance to clip space and projects the ones inside the
     /// clip volume (vertex shading, done once per vertex).
@@ -450,24 +466,16 @@ impl Scene<'_, '_> {
         crate::zone!("penumbra::raster::transform");
         let mut out = vec![setup::Vertex::default(); nv];
         let fill = |slice: &mut [setup::Vertex], start: usize| {
-            if slice.is_empty() {
-                return;
-            }
             // Instance by instance: the part of each that falls in this slice.
-            let end = start + slice.len();
-            let mut inst = owner(self.vertex_base, start);
-            while inst < self.instances.len() && self.vertex_base[inst] < end {
-                let (lo, hi) = (
-                    self.vertex_base[inst].max(start),
-                    self.vertex_base[inst + 1].min(end),
-                );
+            let range = start..start + slice.len();
+            let mut out = slice.iter_mut();
+            for (inst, own) in parts(self.vertex_base, range) {
                 let m = self.matrices[inst];
-                let base = self.vertex_base[inst];
-                let positions = &self.instances[inst].mesh.positions()[lo - base..hi - base];
-                for (v, p) in slice[lo - start..hi - start].iter_mut().zip(positions) {
+                let positions = &self.instances[inst].mesh.positions()[own];
+                // Positions first: `zip` stops on them without taking a slot from `out`.
+                for (p, v) in positions.iter().zip(&mut out) {
                     *v = ctx.vertex(m * p.extend(1.0));
                 }
-                inst += 1;
             }
         };
         if threads > 1 && nv >= PARALLEL_VERTICES {
@@ -496,22 +504,11 @@ impl Scene<'_, '_> {
         crate::zone!("penumbra::raster::setup");
         let run = |range: Range<usize>| {
             let mut chunk = tile::Chunk::with_capacity(range.len());
-            if range.is_empty() {
-                chunk.bin(grid);
-                return chunk;
-            }
             // Instance by instance: the part of each that falls in this range.
-            let mut inst = owner(self.triangle_base, range.start);
-            while inst < self.instances.len() && self.triangle_base[inst] < range.end {
-                let first = self.triangle_base[inst];
-                let (lo, hi) = (
-                    first.max(range.start),
-                    self.triangle_base[inst + 1].min(range.end),
-                );
+            for (inst, own) in parts(self.triangle_base, range) {
                 let mesh_vertices = &vertices[self.vertex_base[inst]..self.vertex_base[inst + 1]];
                 let cull = self.instances[inst].cull;
-                let indices =
-                    &self.instances[inst].mesh.indices()[3 * (lo - first)..3 * (hi - first)];
+                let indices = &self.instances[inst].mesh.indices()[3 * own.start..3 * own.end];
                 for idx in indices.chunks_exact(3) {
                     let tri = [
                         &mesh_vertices[idx[0] as usize],
@@ -522,7 +519,6 @@ impl Scene<'_, '_> {
                         chunk.drawn += 1;
                     }
                 }
-                inst += 1;
             }
             chunk.bin(grid);
             chunk

@@ -285,23 +285,14 @@ impl DepthTarget {
             unwritten,
             clear_bits,
         };
-        match &mut self.storage {
-            Storage::F32(values) => values
-                .chunks_mut(TILE_PIXELS)
-                .map(TileBuf::F32)
-                .zip(flags)
-                .enumerate()
-                .filter(|(t, _)| wanted(*t))
-                .map(tile)
-                .collect(),
-            Storage::U16(codes) => codes
-                .chunks_mut(TILE_PIXELS)
-                .map(TileBuf::U16)
-                .zip(flags)
-                .enumerate()
-                .filter(|(t, _)| wanted(*t))
-                .map(tile)
-                .collect(),
-        }
+        let bufs: Box<dyn Iterator<Item = TileBuf<'_>> + '_> = match &mut self.storage {
+            Storage::F32(values) => Box::new(values.chunks_mut(TILE_PIXELS).map(TileBuf::F32)),
+            Storage::U16(codes) => Box::new(codes.chunks_mut(TILE_PIXELS).map(TileBuf::U16)),
+        };
+        bufs.zip(flags)
+            .enumerate()
+            .filter(|(t, _)| wanted(*t))
+            .map(tile)
+            .collect()
     }
 }
