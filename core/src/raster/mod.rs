@@ -345,7 +345,9 @@ pub fn rasterize_using(
         width: target.width(),
         height: target.height(),
     };
-    let chunks = scene.setup(&ctx, &vertices, &grid, nt, threads);
+    // The vector set-up is AVX-512's; it pushes the same records as the scalar one.
+    let simd = ext >= CpuExtension::Avx512bw && ext.is_supported();
+    let chunks = scene.setup(&ctx, &vertices, &grid, nt, threads, simd);
     drop(vertices);
     let triangles_drawn = chunks.iter().map(|c| c.drawn).sum();
     let work: u64 = chunks.iter().map(|c| c.work).sum();
@@ -500,6 +502,7 @@ impl Scene<'_, '_> {
         grid: &tile::Grid,
         nt: usize,
         threads: usize,
+        simd: bool,
     ) -> Vec<tile::Chunk> {
         crate::zone!("penumbra::raster::setup");
         let run = |range: Range<usize>| {
@@ -509,16 +512,7 @@ impl Scene<'_, '_> {
                 let mesh_vertices = &vertices[self.vertex_base[inst]..self.vertex_base[inst + 1]];
                 let cull = self.instances[inst].cull;
                 let indices = &self.instances[inst].mesh.indices()[3 * own.start..3 * own.end];
-                for idx in indices.chunks_exact(3) {
-                    let tri = [
-                        &mesh_vertices[idx[0] as usize],
-                        &mesh_vertices[idx[1] as usize],
-                        &mesh_vertices[idx[2] as usize],
-                    ];
-                    if ctx.triangle(tri, cull, &mut chunk.tris) {
-                        chunk.drawn += 1;
-                    }
-                }
+                chunk.drawn += ctx.triangles(mesh_vertices, indices, cull, simd, &mut chunk.tris);
             }
             chunk.bin(grid);
             chunk

@@ -1,0 +1,488 @@
+//! Triangle set-up eight triangles at a time, with AVX-512 (F, BW, VL and DQ).
+//!
+//! The common case of [`Context::triangle`] runs here in vector lanes: no corner outside a clip
+//! plane, no depth bias. Any other triangle goes to the scalar set-up in its turn, so `out`
+//! receives the same records in the same order.
+//!
+//! The records are the same bit for bit because each step repeats the scalar one:
+//! * The integer steps run in 32-bit lanes. Snapped coordinates are at most 2²⁵ in magnitude
+//!   (`FIXED_LIMIT`), so their differences fit.
+//! * Twice the area runs in f64 lanes, and it is exact there. The differences are below 2²⁶,
+//!   so each product is an integer below 2⁵², and their difference is below 2⁵³.
+//! * The depth plane and the record's depths take the scalar code's f64 operations in the
+//!   same order. Rust never fuses a multiply and an add.
+//!
+//! `setup_simd_matches_scalar` (in `raster::tests`) compares the two over random and edge
+//! triangles.
+
+use std::arch::x86_64::*;
+use std::mem::offset_of;
+
+use super::{Context, CullMode, HALF, NON_FINITE, SUB_BITS, Tri, Vertex};
+
+/// Triangles per call of [`triangles`].
+pub(super) const LANES: usize = 8;
+
+/// Most vertices that the gathers' 32-bit offsets (4 per 32-byte vertex) can reach.
+const MAX_VERTICES: usize = 1 << 28;
+
+const _: () = assert!(size_of::<Vertex>() == 32);
+
+/// Whether [`triangles`] may run on this CPU for a mesh with these vertices.
+pub(super) fn usable(vertices: &[Vertex]) -> bool {
+    vertices.len() <= MAX_VERTICES
+        && std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512bw")
+        && std::arch::is_x86_feature_detected!("avx512vl")
+        && std::arch::is_x86_feature_detected!("avx512dq")
+}
+
+/// One corner of eight triangles.
+struct Corner {
+    x: __m256i,
+    y: __m256i,
+    z: __m256,
+    code: __m256i,
+}
+
+/// Sets up the triangles of `idx` (1 to [`LANES`] of them) as [`Context::triangle`] would,
+/// one after the other; returns how many pushed a piece. The context must have no depth bias.
+///
+/// # Safety
+/// The CPU must support AVX-512 F, BW, VL and DQ ([`usable`]). `idx` must hold 3 to
+/// `3 · LANES` indices, a multiple of 3, each below `vertices.len()`, which is at most
+/// `MAX_VERTICES`.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+pub(super) unsafe fn triangles(
+    ctx: &Context,
+    vertices: &[Vertex],
+    idx: &[u32],
+    cull: Option<CullMode>,
+    out: &mut Vec<Tri>,
+) -> u64 {
+    let n = idx.len() / 3;
+    debug_assert!((1..=LANES).contains(&n) && idx.len() == 3 * n);
+    debug_assert!(vertices.len() <= MAX_VERTICES);
+    // SAFETY: the caller's contract: the indices to read, each naming a vertex, and the CPU
+    // features.
+    let [c0, c1, c2] = unsafe { corners(vertices, idx) };
+    // Lanes past the last triangle are not triangles.
+    let absent = !((1u16 << n) - 1) as __mmask8;
+
+    // Dropped outright: a corner not finite, or all three outside one plane. Handed to the
+    // scalar set-up: a corner outside a clip plane in force (to be cut).
+    let any = _mm256_or_si256(_mm256_or_si256(c0.code, c1.code), c2.code);
+    let all = _mm256_and_si256(_mm256_and_si256(c0.code, c1.code), c2.code);
+    let dropped = _mm256_test_epi32_mask(any, _mm256_set1_epi32(i32::from(NON_FINITE)))
+        | _mm256_test_epi32_mask(all, all)
+        | absent;
+    let clipped =
+        _mm256_test_epi32_mask(any, _mm256_set1_epi32(i32::from(ctx.clip_mask))) & !dropped;
+    let mut live: __mmask8 = !(dropped | clipped);
+
+    // Twice the signed area (`area2`), exact in f64.
+    let diff = |a: __m256i, b: __m256i| _mm512_cvtepi32_pd(_mm256_sub_epi32(a, b));
+    let area = _mm512_sub_pd(
+        _mm512_mul_pd(diff(c1.x, c0.x), diff(c2.y, c0.y)),
+        _mm512_mul_pd(diff(c1.y, c0.y), diff(c2.x, c0.x)),
+    );
+    let zero = _mm512_setzero_pd();
+    let clockwise = _mm512_cmp_pd_mask::<_CMP_GT_OQ>(area, zero);
+    let nonzero = _mm512_cmp_pd_mask::<_CMP_NEQ_OQ>(area, zero);
+    // `Context::culled`: front-facing is clockwise unless fronts are counter-clockwise.
+    let front = if ctx.front_ccw { !clockwise } else { clockwise };
+    let kept = match cull.unwrap_or(ctx.cull) {
+        CullMode::None => !0,
+        CullMode::Front => !front,
+        CullMode::Back => front,
+    };
+    live &= nonzero & kept;
+
+    // Counter-clockwise triangles swap corners 1 and 2.
+    let x1 = _mm256_mask_blend_epi32(clockwise, c2.x, c1.x);
+    let x2 = _mm256_mask_blend_epi32(clockwise, c1.x, c2.x);
+    let y1 = _mm256_mask_blend_epi32(clockwise, c2.y, c1.y);
+    let y2 = _mm256_mask_blend_epi32(clockwise, c1.y, c2.y);
+    let z1 = _mm256_mask_blend_ps(clockwise, c2.z, c1.z);
+    let z2 = _mm256_mask_blend_ps(clockwise, c1.z, c2.z);
+    let (x0, y0) = (c0.x, c0.y);
+
+    // `plane`: the depth's slopes per pixel.
+    let z0 = _mm512_cvtps_pd(c0.z);
+    let (z1, z2) = (_mm512_cvtps_pd(z1), _mm512_cvtps_pd(z2));
+    let (dz1, dz2) = (_mm512_sub_pd(z1, z0), _mm512_sub_pd(z2, z0));
+    let (ex1, ey1, ex2, ey2) = (diff(x1, x0), diff(y1, y0), diff(x2, x0), diff(y2, y0));
+    let scale = _mm512_div_pd(
+        _mm512_set1_pd(f64::from(1u32 << SUB_BITS)),
+        _mm512_abs_pd(area),
+    );
+    let dzdx = _mm512_mul_pd(
+        _mm512_sub_pd(_mm512_mul_pd(dz1, ey2), _mm512_mul_pd(dz2, ey1)),
+        scale,
+    );
+    let dzdy = _mm512_mul_pd(
+        _mm512_sub_pd(_mm512_mul_pd(dz2, ex1), _mm512_mul_pd(dz1, ex2)),
+        scale,
+    );
+    // NaN (0x01, 0x80) and ±infinity (0x08, 0x10).
+    let not_finite = |v: __m512d| _mm512_fpclass_pd_mask::<0x99>(v);
+    live &= !(not_finite(dzdx) | not_finite(dzdy));
+
+    // `emit`: the pixel bounds.
+    let min_x = _mm256_min_epi32(_mm256_min_epi32(x0, x1), x2);
+    let max_x = _mm256_max_epi32(_mm256_max_epi32(x0, x1), x2);
+    let min_y = _mm256_min_epi32(_mm256_min_epi32(y0, y1), y2);
+    let max_y = _mm256_max_epi32(_mm256_max_epi32(y0, y1), y2);
+    let half = HALF as i32;
+    let first = |min: __m256i| {
+        let c = _mm256_srai_epi32::<{ SUB_BITS as i32 }>(_mm256_add_epi32(
+            _mm256_sub_epi32(min, _mm256_set1_epi32(half)),
+            _mm256_set1_epi32(255),
+        ));
+        _mm256_max_epi32(c, _mm256_setzero_si256())
+    };
+    let last = |max: __m256i, size: i32| {
+        let c = _mm256_srai_epi32::<{ SUB_BITS as i32 }>(_mm256_sub_epi32(
+            max,
+            _mm256_set1_epi32(half),
+        ));
+        _mm256_min_epi32(c, _mm256_set1_epi32(size - 1))
+    };
+    let (x_lo, x_hi) = (first(min_x), last(max_x, ctx.width));
+    let (y_lo, y_hi) = (first(min_y), last(max_y, ctx.height));
+    live &= _mm256_cmple_epi32_mask(x_lo, x_hi) & _mm256_cmple_epi32_mask(y_lo, y_hi);
+    if live | clipped == 0 {
+        return 0;
+    }
+
+    // Top-left edges: clockwise with y down, a left edge runs up, a top edge to the right.
+    let top_left = |(xa, ya): (__m256i, __m256i), (xb, yb): (__m256i, __m256i)| {
+        let (dx, dy) = (_mm256_sub_epi32(xb, xa), _mm256_sub_epi32(yb, ya));
+        let z = _mm256_setzero_si256();
+        _mm256_cmplt_epi32_mask(dy, z)
+            | (_mm256_cmpeq_epi32_mask(dy, z) & _mm256_cmpgt_epi32_mask(dx, z))
+    };
+    let edges = [
+        top_left((x0, y0), (x1, y1)),
+        top_left((x1, y1), (x2, y2)),
+        top_left((x2, y2), (x0, y0)),
+    ];
+
+    // Whether every depth inside lies in [2⁻¹²⁶, 1] (no depth bias here: it adds 0.0).
+    let z_min = _mm512_add_pd(_mm512_min_pd(_mm512_min_pd(z0, z1), z2), zero);
+    let z_max = _mm512_add_pd(_mm512_max_pd(_mm512_max_pd(z0, z1), z2), zero);
+    let sub = _mm512_set1_pd(f64::from(1u32 << SUB_BITS));
+    let one = _mm512_set1_pd(1.0);
+    let reach = |lo: __m256i, hi: __m256i| {
+        _mm512_add_pd(
+            _mm512_div_pd(_mm512_cvtepi32_pd(_mm256_sub_epi32(hi, lo)), sub),
+            one,
+        )
+    };
+    let slack = _mm512_mul_pd(
+        _mm512_add_pd(
+            _mm512_add_pd(
+                _mm512_add_pd(_mm512_abs_pd(z_max), _mm512_abs_pd(z_min)),
+                _mm512_mul_pd(_mm512_abs_pd(dzdx), reach(min_x, max_x)),
+            ),
+            _mm512_mul_pd(_mm512_abs_pd(dzdy), reach(min_y, max_y)),
+        ),
+        _mm512_set1_pd(f64::from(f32::EPSILON).powi(2)),
+    );
+    let plain = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(
+        _mm512_sub_pd(z_min, slack),
+        _mm512_set1_pd(f64::from(f32::MIN_POSITIVE) * 2.0),
+    ) & _mm512_cmp_pd_mask::<_CMP_LE_OQ>(_mm512_add_pd(z_max, slack), one);
+
+    // The depth at the centre of the bounds' first pixel.
+    let centre = |lo: __m256i, o: __m256i| {
+        let fixed = _mm256_sub_epi32(
+            _mm256_add_epi32(
+                _mm256_slli_epi32::<{ SUB_BITS as i32 }>(lo),
+                _mm256_set1_epi32(half),
+            ),
+            o,
+        );
+        _mm512_div_pd(_mm512_cvtepi32_pd(fixed), sub)
+    };
+    let zr = _mm512_add_pd(
+        _mm512_add_pd(
+            _mm512_add_pd(z0, zero),
+            _mm512_mul_pd(dzdx, centre(x_lo, x0)),
+        ),
+        _mm512_mul_pd(dzdy, centre(y_lo, y0)),
+    );
+    let span = _mm256_set1_epi32(super::COMPACT_SPAN << SUB_BITS);
+    let compact = _mm256_cmple_epi32_mask(_mm256_sub_epi32(max_x, min_x), span)
+        & _mm256_cmple_epi32_mask(_mm256_sub_epi32(max_y, min_y), span);
+
+    let lanes_i32 = |v: __m256i| {
+        let mut a = [0i32; LANES];
+        // SAFETY: `a` holds 8 i32s; an unaligned store.
+        unsafe { _mm256_storeu_si256(a.as_mut_ptr().cast(), v) };
+        a
+    };
+    let lanes_f64 = |v: __m512d| {
+        let mut a = [0f64; LANES];
+        // SAFETY: `a` holds 8 f64s; an unaligned store.
+        unsafe { _mm512_storeu_pd(a.as_mut_ptr(), v) };
+        a
+    };
+    let (xs, ys) = ([x0, x1, x2].map(lanes_i32), [y0, y1, y2].map(lanes_i32));
+    let bounds = [x_lo, y_lo, x_hi, y_hi].map(lanes_i32);
+    let [zr, dzdx, dzdy] = [zr, dzdx, dzdy].map(lanes_f64);
+
+    let mut drawn = 0;
+    for l in 0..LANES {
+        let bit = 1u8 << l;
+        if clipped & bit != 0 {
+            let k = &idx[3 * l..3 * l + 3];
+            let v = [0, 1, 2].map(|c| &vertices[k[c] as usize]);
+            drawn += u64::from(ctx.triangle(v, cull, out));
+        } else if live & bit != 0 {
+            let lane = |e: __mmask8| (e >> l) & 1;
+            out.push(Tri {
+                x: [xs[0][l], xs[1][l], xs[2][l]],
+                y: [ys[0][l], ys[1][l], ys[2][l]],
+                bbox: bounds.map(|b| b[l] as u16),
+                zr: zr[l],
+                dzdx: dzdx[l],
+                dzdy: dzdy[l],
+                top_left: lane(edges[0]) | lane(edges[1]) << 1 | lane(edges[2]) << 2,
+                plain: plain & bit != 0,
+                compact: compact & bit != 0,
+            });
+            drawn += 1;
+        }
+    }
+    drawn
+}
+
+/// The three corners of the eight triangles of `idx`, gathered from `vertices`.
+///
+/// # Safety
+/// As [`triangles`].
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+unsafe fn corners(vertices: &[Vertex], idx: &[u32]) -> [Corner; 3] {
+    // The indices, 16 and up to 8 more; missing ones read as 0, a vertex of the mesh (`idx`
+    // names at least one, so there is one).
+    let len = idx.len().min(3 * LANES);
+    let lo_mask = ((1u32 << len.min(16)) - 1) as __mmask16;
+    let hi_mask = ((1u32 << len.saturating_sub(16)) - 1) as __mmask16;
+    // SAFETY: masked loads read only the elements their masks select, all inside `idx`.
+    let (lo, hi) = unsafe {
+        (
+            _mm512_maskz_loadu_epi32(lo_mask, idx.as_ptr().cast()),
+            _mm512_maskz_loadu_epi32(hi_mask, idx.as_ptr().wrapping_add(16).cast()),
+        )
+    };
+    let base = vertices.as_ptr().cast::<u8>();
+    std::array::from_fn(|c| {
+        let c = c as i32;
+        // Lane l takes index 3l + c of the 24 (16 and up from `hi`).
+        let pick = _mm512_setr_epi32(
+            c,
+            c + 3,
+            c + 6,
+            c + 9,
+            c + 12,
+            c + 15,
+            c + 18,
+            c + 21,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+        );
+        let index = _mm512_castsi512_si256(_mm512_permutex2var_epi32(lo, pick, hi));
+        // A vertex is 32 bytes: four 8-byte steps.
+        let offsets = _mm256_slli_epi32::<2>(index);
+        // SAFETY: every index names a vertex of `vertices` (the caller's contract), whose
+        // x, y and z, code (+ pad) words are 8 bytes each, inside it and initialised.
+        let (xy, zc) = unsafe {
+            (
+                _mm512_i32gather_epi64::<8>(offsets, base.add(offset_of!(Vertex, x)).cast()),
+                _mm512_i32gather_epi64::<8>(offsets, base.add(offset_of!(Vertex, z)).cast()),
+            )
+        };
+        Corner {
+            x: _mm512_cvtepi64_epi32(xy),
+            y: _mm512_cvtepi64_epi32(_mm512_srli_epi64::<32>(xy)),
+            z: _mm256_castsi256_ps(_mm512_cvtepi64_epi32(zc)),
+            code: _mm512_cvtepi64_epi32(_mm512_srli_epi64::<32>(zc)),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::Vec4;
+    use penumbra_testkit::Rng;
+
+    use super::super::{Context, Tri, Vertex};
+    use crate::Format;
+    use crate::raster::{CullMode, DepthBias, RasterState};
+
+    /// A clip-space corner: mostly on or near the target, some outside a clip plane, a few
+    /// not finite, huge, tiny or on a shared snapped position.
+    fn corner(rng: &mut Rng, w: f32, h: f32, last: Vec4) -> Vec4 {
+        let z = match rng.below_mod(8) {
+            0 => 0.0,
+            1 => 1.0,
+            2 => -rng.f32_unit() * 0.01,
+            3 => rng.f32_subnormal(),
+            4 => 1.0 + rng.f32_unit() * 0.01,
+            _ => rng.f32_unit(),
+        };
+        match rng.below_mod(40) {
+            // The last corner again, or a sub-pixel step from it (slivers, zero areas).
+            0..=3 => last,
+            4..=7 => {
+                last + Vec4::new(
+                    rng.f32_in(-1.0, 1.0) / w,
+                    rng.f32_in(-1.0, 1.0) / h,
+                    0.0,
+                    0.0,
+                )
+            }
+            8 => Vec4::new(rng.f32_special(), rng.f32_unit(), z, 1.0),
+            9 => Vec4::new(
+                rng.f32_in(-3.0, 3.0),
+                rng.f32_in(-3.0, 3.0),
+                z,
+                rng.f32_in(-0.5, 2.0),
+            ),
+            10 => Vec4::new(rng.f32_in(-1e6, 1e6), rng.f32_in(-1e6, 1e6), z, 1.0),
+            11 => Vec4::new(
+                rng.f32_bits(),
+                rng.f32_bits(),
+                rng.f32_bits(),
+                rng.f32_bits(),
+            ),
+            12..=15 => {
+                // On whole pixels, 63 to 65 pixels from the last corner along x and y (on a
+                // power-of-two target these are exact: the compact span's edge).
+                let step = |rng: &mut Rng| {
+                    [-65.0, -64.0, -63.0, 0.0, 63.0, 64.0, 65.0][rng.below_mod(7) as usize]
+                };
+                let px = ((last.x.clamp(-1.0, 1.0) + 1.0) * w / 2.0).round() + step(rng);
+                let py = ((last.y.clamp(-1.0, 1.0) + 1.0) * h / 2.0).round() + step(rng);
+                Vec4::new(px * 2.0 / w - 1.0, py * 2.0 / h - 1.0, z, 1.0)
+            }
+            16..=19 => {
+                // Large triangles: anywhere over the target and its guard band.
+                Vec4::new(rng.f32_in(-1.2, 1.2), rng.f32_in(-1.2, 1.2), z, 1.0)
+            }
+            _ => {
+                // Small triangles near the last corner (a few pixels to some dozens).
+                let r = if rng.below_mod(2) == 0 { 8.0 } else { 160.0 };
+                Vec4::new(
+                    last.x.clamp(-1.2, 1.2) + rng.f32_in(-r, r) / w,
+                    last.y.clamp(-1.2, 1.2) + rng.f32_in(-r, r) / h,
+                    z,
+                    1.0,
+                )
+            }
+        }
+    }
+
+    fn assert_same(a: &Tri, b: &Tri, what: &str) {
+        let same = a.x == b.x
+            && a.y == b.y
+            && a.bbox == b.bbox
+            && a.zr.to_bits() == b.zr.to_bits()
+            && a.dzdx.to_bits() == b.dzdx.to_bits()
+            && a.dzdy.to_bits() == b.dzdy.to_bits()
+            && a.top_left == b.top_left
+            && a.plain == b.plain
+            && a.compact == b.compact;
+        assert!(same, "{what}: vector {a:?}, scalar {b:?}");
+    }
+
+    /// The scalar set-up follows the rasterization rules (the D3D11.3 FS rasterizer chapter:
+    /// snapping, culling, the top-left rule, the depth plane); the vector one must push the
+    /// same records, bit for bit, in the same order, for every outcome: drawn, culled, empty,
+    /// clipped, not finite.
+    #[test]
+    fn setup_simd_matches_scalar() {
+        if !super::usable(&[]) {
+            eprintln!("skipped: this CPU has no AVX-512 F, BW, VL and DQ");
+            return;
+        }
+        let mut rng = Rng::xorshift64(0x7365_7475_7073);
+        let (mut pushed, mut calls) = (0u64, 0);
+        for round in 0..6000 {
+            let (w, h) = match round % 3 {
+                0 => (2048, 2048),
+                1 => (1 + rng.below_mod(300) as u32, 1 + rng.below_mod(300) as u32),
+                _ => (
+                    1 + rng.below_mod(16384) as u32,
+                    1 + rng.below_mod(16384) as u32,
+                ),
+            };
+            let state = RasterState {
+                cull: [CullMode::None, CullMode::Front, CullMode::Back][rng.below_mod(3) as usize],
+                front_counter_clockwise: rng.below_mod(2) == 0,
+                depth_clip: rng.below_mod(4) != 0,
+                depth_bias: if round % 50 == 49 {
+                    DepthBias {
+                        depth_bias: 3,
+                        slope_scaled_depth_bias: 1.5,
+                        depth_bias_clamp: 0.0,
+                    }
+                } else {
+                    DepthBias::default()
+                },
+                ..RasterState::default()
+            };
+            let format = if round % 7 == 0 {
+                Format::D16Unorm
+            } else {
+                Format::D32Float
+            };
+            let ctx = Context::new(w, h, format, &state);
+            let mut last = Vec4::new(0.0, 0.0, 0.5, 1.0);
+            let vertices: Vec<Vertex> = (0..1 + rng.below_mod(40))
+                .map(|_| {
+                    last = corner(&mut rng, w as f32, h as f32, last);
+                    ctx.vertex(last)
+                })
+                .collect();
+            let n = vertices.len() as u64;
+            // Often consecutive corners (strip-like, sharing edges), else any three.
+            let indices: Vec<u32> = (0..3 * rng.below_mod(30))
+                .map(|i| {
+                    if rng.below_mod(2) == 0 {
+                        ((i / 3 + i % 3) % n) as u32
+                    } else {
+                        rng.below_mod(n) as u32
+                    }
+                })
+                .collect();
+            let cull = match rng.below_mod(4) {
+                0 => Some(CullMode::None),
+                1 => Some(CullMode::Front),
+                _ => None,
+            };
+            let (mut simd, mut scalar) = (Vec::new(), Vec::new());
+            let a = ctx.triangles(&vertices, &indices, cull, true, &mut simd);
+            let b = ctx.triangles(&vertices, &indices, cull, false, &mut scalar);
+            let what = format!("round {round}, {w}×{h}, {state:?}, cull {cull:?}");
+            assert_eq!((a, simd.len()), (b, scalar.len()), "{what}");
+            for (s, t) in simd.iter().zip(&scalar) {
+                assert_same(s, t, &what);
+            }
+            pushed += a;
+            calls += 1;
+        }
+        // The rounds reach the vector path's every outcome often.
+        assert!(
+            pushed > 20_000,
+            "{pushed} triangles pushed in {calls} calls"
+        );
+    }
+}
