@@ -70,9 +70,10 @@ mod avx512;
 type Snapped = (i32, i32, f32);
 
 /// A triangle ready to draw: clockwise on screen (positive area), bounds clipped to the target.
-/// One cache line each (the tiles read them in scattered order).
+/// One cache line each (the tiles read them in scattered order), laid out in C order (the
+/// SIMD set-up writes whole records).
 #[derive(Clone, Copy, Debug)]
-#[repr(align(64))]
+#[repr(C, align(64))]
 pub(crate) struct Tri {
     /// Snapped vertex positions (1/256 pixel).
     pub x: [i32; 3],

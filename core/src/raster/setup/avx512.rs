@@ -216,6 +216,24 @@ pub(super) unsafe fn triangles(
     let compact = _mm256_cmple_epi32_mask(_mm256_sub_epi32(max_x, min_x), span)
         & _mm256_cmple_epi32_mask(_mm256_sub_epi32(max_y, min_y), span);
 
+    if clipped == 0 {
+        // SAFETY: the CPU features are the caller's contract.
+        unsafe {
+            push_all(
+                out,
+                live,
+                &[x0, x1, x2],
+                &[y0, y1, y2],
+                [x_lo, y_lo, x_hi, y_hi],
+                [zr, dzdx, dzdy],
+                edges,
+                plain,
+                compact,
+            )
+        };
+        return u64::from(live.count_ones());
+    }
+
     let lanes_i32 = |v: __m256i| {
         let mut a = [0i32; LANES];
         // SAFETY: `a` holds 8 i32s; an unaligned store.
@@ -233,13 +251,19 @@ pub(super) unsafe fn triangles(
     let [zr, dzdx, dzdy] = [zr, dzdx, dzdy].map(lanes_f64);
 
     let mut drawn = 0;
-    for l in 0..LANES {
+    // The lanes with something to push, in order (a loop over set bits: whether a lane is
+    // culled is a coin toss that a branch per lane would often guess wrong).
+    let mut todo = live | clipped;
+    out.reserve(todo.count_ones() as usize);
+    while todo != 0 {
+        let l = todo.trailing_zeros() as usize;
+        todo &= todo - 1;
         let bit = 1u8 << l;
         if clipped & bit != 0 {
             let k = &idx[3 * l..3 * l + 3];
             let v = [0, 1, 2].map(|c| &vertices[k[c] as usize]);
             drawn += u64::from(ctx.triangle(v, cull, out));
-        } else if live & bit != 0 {
+        } else {
             let lane = |e: __mmask8| (e >> l) & 1;
             out.push(Tri {
                 x: [xs[0][l], xs[1][l], xs[2][l]],
@@ -256,6 +280,110 @@ pub(super) unsafe fn triangles(
         }
     }
     drawn
+}
+
+// `push_all` writes a record as eight 8-byte words: x0 x1 | x2 y0 | y1 y2 | bbox | zr | dzdx |
+// dzdy | top_left, plain, compact.
+const _: () = {
+    assert!(size_of::<Tri>() == 64);
+    assert!(offset_of!(Tri, x) == 0 && offset_of!(Tri, y) == 12 && offset_of!(Tri, bbox) == 24);
+    assert!(
+        offset_of!(Tri, zr) == 32 && offset_of!(Tri, dzdx) == 40 && offset_of!(Tri, dzdy) == 48
+    );
+    assert!(offset_of!(Tri, top_left) == 56 && offset_of!(Tri, plain) == 57);
+    assert!(offset_of!(Tri, compact) == 58);
+};
+
+/// Pushes the records of the lanes in `live`, in lane order, onto `out`: the lanes' fields
+/// are put together as 8-byte words and transposed, eight records of eight words, and each
+/// record is written whole.
+///
+/// # Safety
+/// The CPU must support AVX-512 F and VL.
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+unsafe fn push_all(
+    out: &mut Vec<Tri>,
+    live: __mmask8,
+    x: &[__m256i; 3],
+    y: &[__m256i; 3],
+    bounds: [__m256i; 4],
+    depth: [__m512d; 3],
+    edges: [__mmask8; 3],
+    plain: __mmask8,
+    compact: __mmask8,
+) {
+    // Two 32-bit lanes as one 64-bit word, the first in the low half.
+    let pair = |lo: __m256i, hi: __m256i| {
+        _mm512_or_si512(
+            _mm512_cvtepu32_epi64(lo),
+            _mm512_slli_epi64::<32>(_mm512_cvtepu32_epi64(hi)),
+        )
+    };
+    let [x_lo, y_lo, x_hi, y_hi] = bounds;
+    let corner = |b: __m256i, a: __m256i| _mm256_or_si256(a, _mm256_slli_epi32::<16>(b));
+    let flag = |k: __mmask8, v: i32| _mm256_maskz_mov_epi32(k, _mm256_set1_epi32(v));
+    let flags = _mm256_or_si256(
+        _mm256_or_si256(
+            _mm256_or_si256(flag(edges[0], 1), flag(edges[1], 2)),
+            _mm256_or_si256(flag(edges[2], 4), flag(plain, 1 << 8)),
+        ),
+        flag(compact, 1 << 16),
+    );
+    let rows = [
+        pair(x[0], x[1]),
+        pair(x[2], y[0]),
+        pair(y[1], y[2]),
+        pair(corner(y_lo, x_lo), corner(y_hi, x_hi)),
+        _mm512_castpd_si512(depth[0]),
+        _mm512_castpd_si512(depth[1]),
+        _mm512_castpd_si512(depth[2]),
+        _mm512_cvtepu32_epi64(flags),
+    ];
+    // Transpose: word w of record l is rows[w] lane l.
+    let t: [__m512i; 8] = std::array::from_fn(|i| {
+        let (a, b) = (rows[i & !1], rows[i | 1]);
+        if i & 1 == 0 {
+            _mm512_unpacklo_epi64(a, b)
+        } else {
+            _mm512_unpackhi_epi64(a, b)
+        }
+    });
+    // t[2p + h] holds rows 2p, 2p + 1 at lanes h, h + 2, h + 4, h + 6.
+    let low = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
+    let high = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
+    // u[q][j]: rows 4q..4q + 4 of lanes j and j + 4.
+    let u: [[__m512i; 4]; 2] = std::array::from_fn(|q| {
+        let (a0, a1, b0, b1) = (t[4 * q], t[4 * q + 1], t[4 * q + 2], t[4 * q + 3]);
+        [
+            _mm512_permutex2var_epi64(a0, low, b0),
+            _mm512_permutex2var_epi64(a1, low, b1),
+            _mm512_permutex2var_epi64(a0, high, b0),
+            _mm512_permutex2var_epi64(a1, high, b1),
+        ]
+    });
+    let first = _mm512_setr_epi64(0, 1, 2, 3, 8, 9, 10, 11);
+    let second = _mm512_setr_epi64(4, 5, 6, 7, 12, 13, 14, 15);
+    let records: [__m512i; 8] = std::array::from_fn(|l| {
+        let pick = if l < 4 { first } else { second };
+        _mm512_permutex2var_epi64(u[0][l % 4], pick, u[1][l % 4])
+    });
+    out.reserve(LANES);
+    let len = out.len();
+    // SAFETY: room for eight records past `len` was reserved; a record is 64 bytes at a
+    // 64-byte boundary (`Tri`'s alignment), and each is written whole with a valid value
+    // (its flags are 0 or 1, its padding 0). Every lane is stored, at the place of the live
+    // lanes before it, so a culled lane's store is overwritten by the next live lane's or
+    // lies past the new length.
+    unsafe {
+        let at = out.as_mut_ptr().add(len).cast::<__m512i>();
+        let mut k = 0;
+        for (l, r) in records.into_iter().enumerate() {
+            _mm512_store_si512(at.add(k), r);
+            k += usize::from((live >> l) & 1);
+        }
+        out.set_len(len + k);
+    }
 }
 
 /// The three corners of the eight triangles of `idx`, gathered from `vertices`.
