@@ -337,7 +337,10 @@ pub fn rasterize_using(
         vertex_base: &vertex_base,
         triangle_base: &triangle_base,
     };
-    let vertices = scene.transform(&ctx, nv, threads);
+    // The vector transform and set-up are AVX-512's; they make the same bits as the scalar
+    // ones.
+    let simd = ext >= CpuExtension::Avx512bw && ext.is_supported();
+    let vertices = scene.transform(&ctx, nv, threads, simd);
     let (tiles_x, tiles_y) = target.tile_grid();
     let grid = tile::Grid {
         tiles_x,
@@ -345,8 +348,6 @@ pub fn rasterize_using(
         width: target.width(),
         height: target.height(),
     };
-    // The vector set-up is AVX-512's; it pushes the same records as the scalar one.
-    let simd = ext >= CpuExtension::Avx512bw && ext.is_supported();
     let chunks = scene.setup(&ctx, &vertices, &grid, nt, threads, simd);
     drop(vertices);
     let triangles_drawn = chunks.iter().map(|c| c.drawn).sum();
@@ -464,20 +465,24 @@ fn parts(bases: &[usize], range: Range<usize>) -> impl Iterator<Item = (usize, R
 impl Scene<'_, '_> {
     /// Transforms every vertex of every instance to clip space and projects the ones inside the
     /// clip volume (vertex shading, done once per vertex).
-    fn transform(&self, ctx: &setup::Context, nv: usize, threads: usize) -> Vec<setup::Vertex> {
+    fn transform(
+        &self,
+        ctx: &setup::Context,
+        nv: usize,
+        threads: usize,
+        simd: bool,
+    ) -> Vec<setup::Vertex> {
         crate::zone!("penumbra::raster::transform");
         let mut out = vec![setup::Vertex::default(); nv];
         let fill = |slice: &mut [setup::Vertex], start: usize| {
             // Instance by instance: the part of each that falls in this slice.
             let range = start..start + slice.len();
-            let mut out = slice.iter_mut();
+            let mut at = 0;
             for (inst, own) in parts(self.vertex_base, range) {
-                let m = self.matrices[inst];
                 let positions = &self.instances[inst].mesh.positions()[own];
-                // Positions first: `zip` stops on them without taking a slot from `out`.
-                for (p, v) in positions.iter().zip(&mut out) {
-                    *v = ctx.vertex(m * p.extend(1.0));
-                }
+                let out = &mut slice[at..at + positions.len()];
+                ctx.vertices(&self.matrices[inst], positions, out, simd);
+                at += positions.len();
             }
         };
         if threads > 1 && nv >= PARALLEL_VERTICES {

@@ -1,7 +1,7 @@
 //! Per-vertex and per-triangle work: clip codes, projection and snapping, clipping, culling,
 //! the depth plane, the depth bias, and the setup record the tiles are drawn from.
 
-use glam::Vec4;
+use glam::{Mat4, Vec3, Vec4};
 
 use crate::format::Format;
 
@@ -290,6 +290,26 @@ impl Context {
             }
         }
         v
+    }
+
+    /// [`Context::vertex`] of `m · (p, 1)` for each of `positions`, into `out` (as long). With
+    /// `simd`, on a CPU with AVX-512 F, BW, VL and DQ, sixteen at a time in vector lanes
+    /// ([`avx512::vertices`]), with the same bits.
+    pub fn vertices(&self, m: &Mat4, positions: &[Vec3], out: &mut [Vertex], simd: bool) {
+        assert_eq!(positions.len(), out.len(), "one vertex per position");
+        #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+        if simd && avx512::usable(&[]) {
+            let lanes = avx512::VERTEX_LANES;
+            for (p, v) in positions.chunks(lanes).zip(out.chunks_mut(lanes)) {
+                // SAFETY: `usable` checked the CPU's features; `p` and `v` are as long.
+                unsafe { avx512::vertices(self, m, p, v) };
+            }
+            return;
+        }
+        let _ = simd;
+        for (p, v) in positions.iter().zip(out) {
+            *v = self.vertex(*m * p.extend(1.0));
+        }
     }
 
     /// Whether a triangle of this winding (clockwise on screen or not) is culled.

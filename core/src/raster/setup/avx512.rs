@@ -12,13 +12,20 @@
 //! * The depth plane and the record's depths take the scalar code's f64 operations in the
 //!   same order. Rust never fuses a multiply and an add.
 //!
-//! `setup_simd_matches_scalar` (in `raster::tests`) compares the two over random and edge
-//! triangles.
+//! The vertex transform runs sixteen vertices at a time in the same way ([`vertices`]).
+//!
+//! The tests below compare the two paths over random and edge inputs.
 
 use std::arch::x86_64::*;
 use std::mem::offset_of;
 
-use super::{Context, CullMode, HALF, NON_FINITE, SUB_BITS, Tri, Vertex};
+use glam::{Mat4, Vec3, Vec4};
+
+use super::{
+    Context, CullMode, FIXED_LIMIT, HALF, NON_FINITE, PLANE_BOTTOM, PLANE_FAR, PLANE_LEFT,
+    PLANE_NEAR, PLANE_RIGHT, PLANE_TOP, PLANE_W, SUB_BITS, Tri, VIEW_BOTTOM, VIEW_LEFT, VIEW_RIGHT,
+    VIEW_TOP, Vertex, W_MIN,
+};
 
 /// Triangles per call of [`triangles`].
 pub(super) const LANES: usize = 8;
@@ -282,6 +289,170 @@ pub(super) unsafe fn triangles(
     drawn
 }
 
+/// Two 32-bit lanes as one 64-bit word, `lo` in the low half.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+fn words(lo: __m256i, hi: __m256i) -> __m512i {
+    _mm512_or_si512(
+        _mm512_cvtepu32_epi64(lo),
+        _mm512_slli_epi64::<32>(_mm512_cvtepu32_epi64(hi)),
+    )
+}
+
+/// Vertices per call of [`vertices`].
+pub(super) const VERTEX_LANES: usize = 16;
+
+/// Transforms the (1 to [`VERTEX_LANES`]) `positions` by `m` into `out`, as
+/// `ctx.vertex(m * p.extend(1.0))` does one by one, with the same bits: glam's product
+/// (`((x_axis·x + y_axis·y) + z_axis·z) + w_axis·1`, no fused operations), the same plane
+/// tests, projection and rounding (to nearest even, as the scalar conversion).
+///
+/// # Safety
+/// The CPU must support AVX-512 F, BW, VL and DQ ([`usable`]); `out` is as long as
+/// `positions`.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+pub(super) unsafe fn vertices(ctx: &Context, m: &Mat4, positions: &[Vec3], out: &mut [Vertex]) {
+    let n = positions.len();
+    debug_assert!((1..=VERTEX_LANES).contains(&n) && out.len() == n);
+    // The 3n floats of the positions, in three vectors (missing ones read as 0).
+    let floats = positions.as_ptr().cast::<f32>();
+    let load = |k: usize| {
+        let count = (3 * n).saturating_sub(16 * k).min(16);
+        let mask = ((1u32 << count) - 1) as __mmask16;
+        // SAFETY: the masked load reads only the floats its mask selects, inside `positions`.
+        unsafe { _mm512_maskz_loadu_ps(mask, floats.wrapping_add(16 * k)) }
+    };
+    let (a, b, c) = (load(0), load(1), load(2));
+    // Lane l takes float 3l + k: from `a`, `b` (below 32) in a first step, `c` in a second.
+    let component = |k: i32| {
+        let first: [i32; 16] = std::array::from_fn(|l| (3 * l as i32 + k).min(31));
+        let second: [i32; 16] = std::array::from_fn(|l| {
+            let f = 3 * l as i32 + k;
+            if f < 32 { l as i32 } else { 16 + f - 32 }
+        });
+        // SAFETY: reads of two 16-lane arrays.
+        let (first, second) = unsafe {
+            (
+                _mm512_loadu_si512(first.as_ptr().cast()),
+                _mm512_loadu_si512(second.as_ptr().cast()),
+            )
+        };
+        let ab = _mm512_permutex2var_ps(a, first, b);
+        _mm512_permutex2var_ps(ab, second, c)
+    };
+    let (px, py, pz) = (component(0), component(1), component(2));
+    let one = _mm512_set1_ps(1.0);
+    let row = |r: usize| {
+        let col = |v: Vec4| _mm512_set1_ps(v[r]);
+        let mut res = _mm512_mul_ps(col(m.x_axis), px);
+        res = _mm512_add_ps(res, _mm512_mul_ps(col(m.y_axis), py));
+        res = _mm512_add_ps(res, _mm512_mul_ps(col(m.z_axis), pz));
+        _mm512_add_ps(res, _mm512_mul_ps(col(m.w_axis), one))
+    };
+    let (x, y, z, w) = (row(0), row(1), row(2), row(3));
+
+    // `Context::vertex`: NaN and ±infinity are classes 0x01, 0x80, 0x08, 0x10.
+    let bad = |v: __m512| _mm512_fpclass_ps_mask::<0x99>(v);
+    let not_finite = bad(x) | bad(y) | bad(z) | bad(w);
+    let zero = _mm512_setzero_ps();
+    let below = |v: __m512| _mm512_cmp_ps_mask::<_CMP_LT_OQ>(v, zero);
+    let bit = |k: __mmask16, plane: u16| _mm512_maskz_set1_epi32(k, i32::from(plane));
+    let (gx, gy) = (_mm512_set1_ps(ctx.guard_x), _mm512_set1_ps(ctx.guard_y));
+    let planes = [
+        bit(below(_mm512_sub_ps(w, _mm512_set1_ps(W_MIN))), PLANE_W),
+        bit(below(z), PLANE_NEAR),
+        bit(below(_mm512_sub_ps(w, z)), PLANE_FAR),
+        bit(below(_mm512_add_ps(x, _mm512_mul_ps(gx, w))), PLANE_LEFT),
+        bit(below(_mm512_sub_ps(_mm512_mul_ps(gx, w), x)), PLANE_RIGHT),
+        bit(below(_mm512_add_ps(y, _mm512_mul_ps(gy, w))), PLANE_BOTTOM),
+        bit(below(_mm512_sub_ps(_mm512_mul_ps(gy, w), y)), PLANE_TOP),
+    ]
+    .into_iter()
+    .fold(_mm512_setzero_si512(), |acc, b| _mm512_or_si512(acc, b));
+    let neg_w = _mm512_sub_ps(zero, w);
+    let lt = |a: __m512, b: __m512| _mm512_cmp_ps_mask::<_CMP_LT_OQ>(a, b);
+    let view = [
+        bit(lt(x, neg_w), VIEW_LEFT),
+        bit(lt(w, x), VIEW_RIGHT),
+        bit(lt(y, neg_w), VIEW_BOTTOM),
+        bit(lt(w, y), VIEW_TOP),
+    ]
+    .into_iter()
+    .fold(_mm512_setzero_si512(), |acc, b| _mm512_or_si512(acc, b));
+    let clip_mask = _mm512_set1_epi32(i32::from(ctx.clip_mask));
+    let mut code = _mm512_or_si512(_mm512_and_si512(planes, clip_mask), view);
+    // Inside every clip plane in force (and finite): projected.
+    let inside = !_mm512_test_epi32_mask(code, clip_mask) & !not_finite;
+    let inv = _mm512_div_ps(one, w);
+    let sx = _mm512_mul_ps(
+        _mm512_add_ps(_mm512_mul_ps(x, inv), one),
+        _mm512_set1_ps(ctx.scale_x),
+    );
+    let sy = _mm512_mul_ps(
+        _mm512_sub_ps(one, _mm512_mul_ps(y, inv)),
+        _mm512_set1_ps(ctx.scale_y),
+    );
+    let sz = _mm512_mul_ps(z, inv);
+    let limit = _mm512_set1_ps(FIXED_LIMIT);
+    let fits = |v: __m512| _mm512_cmp_ps_mask::<_CMP_LE_OQ>(_mm512_abs_ps(v), limit);
+    let projected = inside & fits(sx) & fits(sy) & !bad(sz);
+    // A vertex that could not be projected is not finite; one not finite is nothing else.
+    code = _mm512_mask_or_epi32(
+        code,
+        inside & !projected,
+        code,
+        _mm512_set1_epi32(i32::from(NON_FINITE)),
+    );
+    code = _mm512_mask_set1_epi32(code, not_finite, i32::from(NON_FINITE));
+    let fx = _mm512_maskz_cvtps_epi32(projected, sx);
+    let fy = _mm512_maskz_cvtps_epi32(projected, sy);
+    let fz = _mm512_maskz_mov_ps(projected, sz);
+
+    // Records of 32 bytes: clip x y | clip z w | x y | z, code (pad 0).
+    let fields = [
+        _mm512_castps_si512(x),
+        _mm512_castps_si512(y),
+        _mm512_castps_si512(z),
+        _mm512_castps_si512(w),
+        fx,
+        fy,
+        _mm512_castps_si512(fz),
+        code,
+    ];
+    // Vertices 0–7, then 8–15.
+    let halves = [
+        fields.map(|v| _mm512_castsi512_si256(v)),
+        fields.map(|v| _mm512_extracti64x4_epi64::<1>(v)),
+    ];
+    let dst = out.as_mut_ptr().cast::<__m512i>();
+    for (h, f) in halves.iter().enumerate() {
+        let r: [__m512i; 4] = std::array::from_fn(|k| words(f[2 * k], f[2 * k + 1]));
+        let s = [
+            _mm512_unpacklo_epi64(r[0], r[1]),
+            _mm512_unpackhi_epi64(r[0], r[1]),
+            _mm512_unpacklo_epi64(r[2], r[3]),
+            _mm512_unpackhi_epi64(r[2], r[3]),
+        ];
+        for j in 0..4 {
+            let j64 = 2 * j as i64;
+            let pick = _mm512_setr_epi64(j64, j64 + 1, 8 + j64, 9 + j64, 0, 0, 0, 0);
+            let lo = _mm512_permutex2var_epi64(s[0], pick, s[2]);
+            let hi = _mm512_permutex2var_epi64(s[1], pick, s[3]);
+            let two = _mm512_shuffle_i64x2::<0x44>(lo, hi);
+            // Records 8h + 2j and 8h + 2j + 1.
+            let first = 8 * h + 2 * j;
+            let mask = match n.saturating_sub(first) {
+                0 => 0,
+                1 => 0x0F,
+                _ => 0xFF,
+            };
+            // SAFETY: the masked store writes only records below n, inside `out`, each
+            // whole (its fields any bits, its pad 0).
+            unsafe { _mm512_mask_storeu_epi64(dst.wrapping_add(first / 2).cast(), mask, two) };
+        }
+    }
+}
+
 // `push_all` writes a record as eight 8-byte words: x0 x1 | x2 y0 | y1 y2 | bbox | zr | dzdx |
 // dzdy | top_left, plain, compact.
 const _: () = {
@@ -313,13 +484,6 @@ unsafe fn push_all(
     plain: __mmask8,
     compact: __mmask8,
 ) {
-    // Two 32-bit lanes as one 64-bit word, the first in the low half.
-    let pair = |lo: __m256i, hi: __m256i| {
-        _mm512_or_si512(
-            _mm512_cvtepu32_epi64(lo),
-            _mm512_slli_epi64::<32>(_mm512_cvtepu32_epi64(hi)),
-        )
-    };
     let [x_lo, y_lo, x_hi, y_hi] = bounds;
     let corner = |b: __m256i, a: __m256i| _mm256_or_si256(a, _mm256_slli_epi32::<16>(b));
     let flag = |k: __mmask8, v: i32| _mm256_maskz_mov_epi32(k, _mm256_set1_epi32(v));
@@ -331,10 +495,10 @@ unsafe fn push_all(
         flag(compact, 1 << 16),
     );
     let rows = [
-        pair(x[0], x[1]),
-        pair(x[2], y[0]),
-        pair(y[1], y[2]),
-        pair(corner(y_lo, x_lo), corner(y_hi, x_hi)),
+        words(x[0], x[1]),
+        words(x[2], y[0]),
+        words(y[1], y[2]),
+        words(corner(y_lo, x_lo), corner(y_hi, x_hi)),
         _mm512_castpd_si512(depth[0]),
         _mm512_castpd_si512(depth[1]),
         _mm512_castpd_si512(depth[2]),
@@ -448,7 +612,7 @@ unsafe fn corners(vertices: &[Vertex], idx: &[u32]) -> [Corner; 3] {
 
 #[cfg(test)]
 mod tests {
-    use glam::Vec4;
+    use glam::{Mat4, Vec3, Vec4};
     use penumbra_testkit::Rng;
 
     use super::super::{Context, Tri, Vertex};
@@ -518,6 +682,15 @@ mod tests {
         }
     }
 
+    /// Whether this CPU lacks the vector path (the test then has nothing to compare).
+    fn skipped() -> bool {
+        let skip = !super::usable(&[]);
+        if skip {
+            eprintln!("skipped: this CPU has no AVX-512 F, BW, VL and DQ");
+        }
+        skip
+    }
+
     fn assert_same(a: &Tri, b: &Tri, what: &str) {
         let same = a.x == b.x
             && a.y == b.y
@@ -537,8 +710,7 @@ mod tests {
     /// clipped, not finite.
     #[test]
     fn setup_simd_matches_scalar() {
-        if !super::usable(&[]) {
-            eprintln!("skipped: this CPU has no AVX-512 F, BW, VL and DQ");
+        if skipped() {
             return;
         }
         let mut rng = Rng::xorshift64(0x7365_7475_7073);
@@ -611,6 +783,86 @@ mod tests {
         assert!(
             pushed > 20_000,
             "{pushed} triangles pushed in {calls} calls"
+        );
+    }
+
+    fn vertex_bits(v: &Vertex) -> ([u32; 4], i32, i32, u32, u16, u16) {
+        (
+            v.clip.to_array().map(f32::to_bits),
+            v.x,
+            v.y,
+            v.z.to_bits(),
+            v.code,
+            v.pad,
+        )
+    }
+
+    /// The vector transform makes every vertex record of the scalar one, bit for bit: random
+    /// matrices (some not finite) and positions (some huge, some not finite), 1 to 40 at a
+    /// time (whole and partial groups of sixteen), on targets of many sizes.
+    #[test]
+    fn vertex_transform_simd_matches_scalar() {
+        if skipped() {
+            return;
+        }
+        let mut rng = Rng::xorshift64(0x7665_7274_6578);
+        let (mut projected, mut outside, mut bad) = (0, 0, 0);
+        for round in 0..4000 {
+            let (w, h) = (
+                1 + rng.below_mod(16384) as u32,
+                1 + rng.below_mod(16384) as u32,
+            );
+            let state = RasterState {
+                depth_clip: rng.below_mod(3) != 0,
+                ..RasterState::default()
+            };
+            let ctx = Context::new(w, h, Format::D32Float, &state);
+            let entry = |rng: &mut Rng| match rng.below_mod(200) {
+                0 => rng.f32_special(),
+                1 => rng.f32_bits(),
+                _ => rng.f32_in(-2.0, 2.0),
+            };
+            let mut m = Mat4::from_cols_array(&std::array::from_fn(|_| entry(&mut rng)));
+            if round % 2 == 0 {
+                // A projection's last row: w positive over much of the scene.
+                m.x_axis.w = 0.0;
+                m.y_axis.w = 0.0;
+                m.z_axis.w = rng.f32_in(-0.1, 0.1);
+                m.w_axis.w = rng.f32_in(0.5, 2.0);
+            }
+            let n = 1 + rng.below_mod(40) as usize;
+            let positions: Vec<Vec3> = (0..n)
+                .map(|_| {
+                    let mut c = || match rng.below_mod(100) {
+                        0 | 3 => rng.f32_special(),
+                        1 => rng.f32_in(-1e30, 1e30),
+                        2 => rng.f32_subnormal(),
+                        _ => rng.f32_in(-1.5, 1.5),
+                    };
+                    Vec3::new(c(), c(), c())
+                })
+                .collect();
+            let mut simd = vec![Vertex::default(); n];
+            let mut scalar = vec![Vertex::default(); n];
+            ctx.vertices(&m, &positions, &mut simd, true);
+            ctx.vertices(&m, &positions, &mut scalar, false);
+            for (k, (a, b)) in simd.iter().zip(&scalar).enumerate() {
+                assert_eq!(
+                    vertex_bits(a),
+                    vertex_bits(b),
+                    "round {round}, vertex {k} of {n}, {w}×{h}: {:?} by {m:?}",
+                    positions[k]
+                );
+                match b.code {
+                    c if c & super::NON_FINITE != 0 => bad += 1,
+                    c if c & ctx.clip_mask != 0 => outside += 1,
+                    _ => projected += 1,
+                }
+            }
+        }
+        assert!(
+            projected > 10_000 && outside > 10_000 && bad > 500,
+            "{projected} projected, {outside} outside a clip plane, {bad} not finite"
         );
     }
 }
