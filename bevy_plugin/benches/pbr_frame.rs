@@ -185,7 +185,8 @@ fn bench(c: &mut Criterion) {
             println!(
                 "pbr_frame {name}/{probes}: last frame: sync {:.2} ms, render {} maps {:.2} ms, \
                  {} tiles drawn ({:.2} ms rasterizing, {:.2} ms layout, all threads; \
-                 {:.2} ms wall), queries {:.2} ms besides",
+                 {:.2} ms wall; {} triangle pieces skipped by the coarse depth test), \
+                 queries {:.2} ms besides",
                 d.sync_occluders.as_secs_f64() * 1e3,
                 d.pbr_maps_rendered,
                 d.render_pbr_maps.as_secs_f64() * 1e3,
@@ -193,6 +194,7 @@ fn bench(c: &mut Criterion) {
                 d.tile_render.as_secs_f64() * 1e3,
                 d.tile_layout.as_secs_f64() * 1e3,
                 d.tile_wall.as_secs_f64() * 1e3,
+                d.pieces_rejected,
                 d.query_time().as_secs_f64() * 1e3,
             );
         }

@@ -72,6 +72,9 @@ pub struct PenumbraDiagnostics {
     pub tiles_rendered: u32,
     /// Drawn tiles forgotten this frame because an occluder change covered them.
     pub tiles_invalidated: u32,
+    /// Triangle pieces skipped this frame while drawing tiles, because what a tile held
+    /// already hid them (the rasterizer's coarse depth test).
+    pub pieces_rejected: u32,
     /// Time spent rasterizing tiles this frame, summed over threads (it happens inside the
     /// query systems, which need the tiles).
     pub tile_render: Duration,
@@ -214,6 +217,7 @@ pub fn publish_diagnostics(
         let g = game.lighting().tile_stats();
         now.tiles_rendered += g.tiles_rendered;
         now.tiles_invalidated += g.tiles_invalidated;
+        now.pieces_rejected += g.pieces_rejected;
         now.render += g.render;
         now.layout += g.layout;
         now.wall += g.wall;
@@ -221,6 +225,7 @@ pub fn publish_diagnostics(
     let count = |a: u64, b: u64| u32::try_from(a.saturating_sub(b)).unwrap_or(u32::MAX);
     diagnostics.tiles_rendered = count(now.tiles_rendered, last.tiles_rendered);
     diagnostics.tiles_invalidated = count(now.tiles_invalidated, last.tiles_invalidated);
+    diagnostics.pieces_rejected = count(now.pieces_rejected, last.pieces_rejected);
     diagnostics.tile_render = now.render.saturating_sub(last.render);
     diagnostics.tile_layout = now.layout.saturating_sub(last.layout);
     diagnostics.tile_wall = now.wall.saturating_sub(last.wall);
@@ -256,6 +261,7 @@ pub fn publish_diagnostics(
         "bevy_penumbra tiles invalidated",
         diagnostics.tiles_invalidated
     );
+    penumbra_core::plot!("bevy_penumbra pieces rejected", diagnostics.pieces_rejected);
 }
 
 /// Warns once when probes or viewers exist but the plugin has seen nothing to answer them

@@ -124,9 +124,14 @@ pub(crate) fn draw(
     crate::zone!("penumbra::raster::draw");
     let busy = |t: usize| chunks.iter().any(|c| !c.tile_items(t).is_empty());
     let tiles = target.tiles_mut(busy);
-    each_tile(tiles.into_iter(), threads, |tile| {
-        draw_tile(tile, grid, chunks, greater, ext)
-    })
+    let rejected = std::sync::atomic::AtomicU64::new(0);
+    let written = each_tile(tiles.into_iter(), threads, |tile| {
+        let drawn = draw_tile(tile, grid, chunks, greater, ext);
+        rejected.fetch_add(drawn.rejected, std::sync::atomic::Ordering::Relaxed);
+        drawn.written
+    });
+    crate::plot!("penumbra::raster pieces rejected", rejected.into_inner());
+    written
 }
 
 /// Runs `work` on every tile, on this thread or on up to `threads`; sums the results.
@@ -155,16 +160,17 @@ fn warm<S: Copy>(tile: &[S]) {
 }
 
 /// Draws tile `t`'s triangles, chunk after chunk, each chunk in submission order.
+/// Returns the pixels written and the pieces the coarse depth test skipped.
 fn draw_tile(
     tile: TileMut<'_>,
     grid: &Grid,
     chunks: &[Chunk],
     greater: bool,
     ext: CpuExtension,
-) -> u64 {
+) -> draw::Drawn {
     // Once the deadline has passed the remaining tiles are skipped (`rasterize` reports it).
     if crate::deadline::expired() {
-        return 0;
+        return draw::Drawn::default();
     }
     let t = tile.index;
     // A tile that held a pending clear was just written, so it is in the cache already.

@@ -99,6 +99,8 @@ pub(crate) struct TileStats {
     pub pieces: u64,
     /// Pixels written.
     pub written: u64,
+    /// Pieces skipped by the coarse depth test (they could not pass a single depth test).
+    pub rejected: u64,
 }
 
 impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
@@ -188,10 +190,11 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
     ) -> TileStats {
         crate::zone!("penumbra::raster::draw tile");
         self.collect(area.clip, scratch, which);
-        let written = self.draw_batch(area, buf, &scratch.tris, None);
+        let drawn = self.draw_batch(area, buf, &scratch.tris, None);
         TileStats {
             pieces: scratch.tris.len() as u64,
-            written,
+            written: drawn.written,
+            rejected: drawn.rejected,
         }
     }
 
@@ -310,14 +313,21 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
             &mut scratch.meets,
             &mut scratch.items,
         );
-        let written = self.draw_batch(area, buf, &scratch.tris, Some(&scratch.items));
+        let drawn = self.draw_batch(area, buf, &scratch.tris, Some(&scratch.items));
         TileStats {
             pieces: scratch.items.len() as u64,
-            written,
+            written: drawn.written,
+            rejected: drawn.rejected,
         }
     }
 
-    fn draw_batch(&self, area: Area, buf: TileBuf<'_>, tris: &[Tri], items: Option<&[u32]>) -> u64 {
+    fn draw_batch(
+        &self,
+        area: Area,
+        buf: TileBuf<'_>,
+        tris: &[Tri],
+        items: Option<&[u32]>,
+    ) -> draw::Drawn {
         draw::draw_tris(
             buf,
             area,

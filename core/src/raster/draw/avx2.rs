@@ -11,7 +11,9 @@
 use std::arch::x86_64::*;
 
 use super::scalar::Slot;
-use super::{Area, Batch, TileBuf, Tri, edges_in_i32, groups_of, row_depth, row_run, row_setup};
+use super::{
+    Area, Batch, Coarse, TileBuf, Tri, edges_in_i32, groups_of, row_depth, row_run, row_setup,
+};
 
 /// Triangles at most this many eight-pixel groups wide take the all-edges test.
 const SMALL_GROUPS: i32 = 4;
@@ -26,35 +28,37 @@ pub(super) unsafe fn draw(
     area: Area,
     batches: &[Batch<'_>],
     greater: bool,
+    coarse: &mut Coarse,
 ) -> u64 {
     #[target_feature(enable = "avx2")]
     fn each<S: Lanes, const GREATER: bool>(
         buf: &mut [S],
         area: Area,
         batches: &[Batch<'_>],
+        coarse: &mut Coarse,
     ) -> u64 {
         // Every group written lies inside the buffer (`draw_tris` checked `Area::fits`).
         let at = buf.as_mut_ptr();
         let mut written = 0;
         for b in batches {
-            b.each(|t| {
+            written += b.each(coarse, area.clip, |t| {
                 // SAFETY: AVX2 is enabled here; `at` is a whole tile.
-                written += unsafe {
+                unsafe {
                     if t.plain {
                         triangle::<S, true, GREATER>(at, area, t)
                     } else {
                         triangle::<S, false, GREATER>(at, area, t)
                     }
-                };
+                }
             });
         }
         written
     }
     match (buf, greater) {
-        (TileBuf::F32(b), false) => each::<_, false>(b, area, batches),
-        (TileBuf::F32(b), true) => each::<_, true>(b, area, batches),
-        (TileBuf::U16(b), false) => each::<_, false>(b, area, batches),
-        (TileBuf::U16(b), true) => each::<_, true>(b, area, batches),
+        (TileBuf::F32(b), false) => each::<_, false>(b, area, batches, coarse),
+        (TileBuf::F32(b), true) => each::<_, true>(b, area, batches, coarse),
+        (TileBuf::U16(b), false) => each::<_, false>(b, area, batches, coarse),
+        (TileBuf::U16(b), true) => each::<_, true>(b, area, batches, coarse),
     }
 }
 

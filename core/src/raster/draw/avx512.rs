@@ -12,7 +12,7 @@
 
 use std::arch::x86_64::*;
 
-use super::{Area, Batch, TileBuf, Tri, avx2, edges_in_i32, groups_of, row_depth};
+use super::{Area, Batch, Coarse, TileBuf, Tri, avx2, edges_in_i32, groups_of, row_depth};
 
 /// Triangles at most this many sixteen-pixel groups wide take this kernel.
 const SMALL_GROUPS: i32 = 4;
@@ -27,12 +27,14 @@ pub(super) unsafe fn draw(
     area: Area,
     batches: &[Batch<'_>],
     greater: bool,
+    coarse: &mut Coarse,
 ) -> u64 {
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,popcnt")]
     fn each<S: Lanes16, const GREATER: bool>(
         buf: &mut [S],
         area: Area,
         batches: &[Batch<'_>],
+        coarse: &mut Coarse,
     ) -> u64 {
         // Every group written lies inside the buffer (the caller checked
         // `Area::fits_groups` for 16 pixels, and `draw_tris` `Area::fits` for the AVX2 code's
@@ -40,28 +42,28 @@ pub(super) unsafe fn draw(
         let at = buf.as_mut_ptr();
         let mut written = 0;
         for b in batches {
-            b.each(|t| {
+            written += b.each(coarse, area.clip, |t| {
                 // SAFETY: AVX-512 is enabled here; `at` is a whole tile.
-                written += unsafe {
+                unsafe {
                     if t.plain {
                         triangle::<S, true, GREATER>(at, area, t)
                     } else {
                         triangle::<S, false, GREATER>(at, area, t)
                     }
-                };
+                }
             });
         }
         written
     }
     if !area.fits_groups(buf.len(), 16) {
         // SAFETY: AVX-512 F implies AVX2.
-        return unsafe { avx2::draw(buf, area, batches, greater) };
+        return unsafe { avx2::draw(buf, area, batches, greater, coarse) };
     }
     match (buf, greater) {
-        (TileBuf::F32(b), false) => each::<_, false>(b, area, batches),
-        (TileBuf::F32(b), true) => each::<_, true>(b, area, batches),
-        (TileBuf::U16(b), false) => each::<_, false>(b, area, batches),
-        (TileBuf::U16(b), true) => each::<_, true>(b, area, batches),
+        (TileBuf::F32(b), false) => each::<_, false>(b, area, batches, coarse),
+        (TileBuf::F32(b), true) => each::<_, true>(b, area, batches, coarse),
+        (TileBuf::U16(b), false) => each::<_, false>(b, area, batches, coarse),
+        (TileBuf::U16(b), true) => each::<_, true>(b, area, batches, coarse),
     }
 }
 

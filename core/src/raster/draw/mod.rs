@@ -178,9 +178,28 @@ pub(crate) struct Batch<'a> {
 const PREFETCH_AHEAD: usize = 6;
 
 impl Batch<'_> {
+    /// Draws each triangle, in order, with `draw` (which returns the pixels written), except
+    /// those `coarse` rejects for `clip`; returns the pixels written.
+    #[inline(always)]
+    fn each(&self, coarse: &mut Coarse, clip: [i32; 4], mut draw: impl FnMut(&Tri) -> u64) -> u64 {
+        let mut written = 0;
+        // Without the coarse test the loop is the kernel's alone.
+        if coarse.on {
+            self.visit(|t| {
+                if !coarse.rejects(t, clip) {
+                    written += draw(t);
+                    coarse.drawn(t, clip);
+                }
+            });
+        } else {
+            self.visit(|t| written += draw(t));
+        }
+        written
+    }
+
     /// Calls `f` with each triangle, in order.
     #[inline(always)]
-    fn each(&self, mut f: impl FnMut(&Tri)) {
+    fn visit(&self, mut f: impl FnMut(&Tri)) {
         match self.items {
             None => self.tris.iter().for_each(f),
             Some(items) => {
@@ -193,6 +212,156 @@ impl Batch<'_> {
             }
         }
     }
+}
+
+/// The coarse depth of the area being drawn: one bound on every value it holds, learnt from
+/// the pieces that cover every pixel of it, against which each later piece is tested before any
+/// of its pixels. A piece wholly behind the bound (with LESS: its nearest depth at or past the
+/// largest value held) cannot pass a single depth test, so it is skipped: the GPU's
+/// hierarchical-Z rejection, with one block per tile.
+///
+/// Exactness: a pixel's depth is the f64 plane value `z` ([`pixel_depth`]) clamped to 1, rounded
+/// to f32 and flushed to +0 below the smallest normal. The plane is linear, so over a piece
+/// its values lie between the values at the piece's corners, up to the rounding of the
+/// evaluation (a few f64 ulps of the terms; [`Coarse::range`] widens by far more). Rounding to
+/// f32, the clamp and the flush are monotonic, so `z ≥ b` gives a stored depth `≥ b` whenever
+/// `b` is 0 or a normal f32 at most 1; the bound is kept so (raising an upper bound keeps it
+/// one). With GREATER everything is mirrored, and the bound must be at least 0 (a negative `z`
+/// is flushed up to +0). A NaN held fails every test, so it needs no bound.
+pub(crate) struct Coarse {
+    /// LESS: every value held is at most `bound` (or NaN); GREATER: at least.
+    bound: f32,
+    greater: bool,
+    /// Whether the test runs at all (32-bit float storage, small areas).
+    on: bool,
+    /// Pieces skipped.
+    pub rejected: u64,
+}
+
+impl Coarse {
+    /// Nothing known yet about the area; `on`: learn and test the bound.
+    pub(crate) fn new(greater: bool, on: bool) -> Coarse {
+        Coarse {
+            bound: if greater {
+                f32::NEG_INFINITY
+            } else {
+                f32::INFINITY
+            },
+            greater,
+            on,
+            rejected: 0,
+        }
+    }
+
+    /// Whether the bound can reject a piece: every depth written lies in [0, 1].
+    #[inline(always)]
+    fn useful(&self) -> bool {
+        if self.greater {
+            self.bound > 0.0
+        } else {
+            self.bound < 1.0
+        }
+    }
+
+    /// The pixels of `t` inside `clip`, inclusive; `None` if none.
+    #[inline(always)]
+    fn span(t: &Tri, clip: [i32; 4]) -> Option<[i32; 4]> {
+        let x0 = clip[0].max(i32::from(t.bbox[0]));
+        let y0 = clip[1].max(i32::from(t.bbox[1]));
+        let x1 = clip[2].min(i32::from(t.bbox[2]));
+        let y1 = clip[3].min(i32::from(t.bbox[3]));
+        (x0 <= x1 && y0 <= y1).then_some([x0, y0, x1, y1])
+    }
+
+    /// The least and the greatest plane value of `t` over the pixels `span`: the values at its
+    /// corners, widened by 2⁻⁴⁰ of the largest term the evaluation can meet on a target of
+    /// 16384² (the evaluation's own rounding is under 2⁻⁵⁰ of it).
+    fn range(t: &Tri, [x0, y0, x1, y1]: [i32; 4]) -> (f64, f64) {
+        let at = |x: i32, y: i32| pixel_depth(t, row_depth(t, y), x);
+        let c = [at(x0, y0), at(x1, y0), at(x0, y1), at(x1, y1)];
+        let lo = c[0].min(c[1]).min(c[2]).min(c[3]);
+        let hi = c[0].max(c[1]).max(c[2]).max(c[3]);
+        let reach = f64::from(crate::texture::limits::MAX_EDGE_2D);
+        let slack =
+            (t.zr.abs() + (t.dzdx.abs() + t.dzdy.abs()) * reach) * f64::from(2.0f32.powi(-40));
+        (lo - slack, hi + slack)
+    }
+
+    /// Whether the piece of `t` inside `clip` is wholly behind the bound (counted).
+    #[inline(always)]
+    fn rejects(&mut self, t: &Tri, clip: [i32; 4]) -> bool {
+        if !self.useful() {
+            return false;
+        }
+        let Some(span) = Self::span(t, clip) else {
+            return false;
+        };
+        let (lo, hi) = Self::range(t, span);
+        let bound = f64::from(self.bound);
+        let behind = if self.greater {
+            hi <= bound
+        } else {
+            lo >= bound
+        };
+        self.rejected += u64::from(behind);
+        behind
+    }
+
+    /// After `t` was drawn into `clip`: if it covers every pixel centre there, each now holds a
+    /// depth no farther than the piece's farthest, which tightens the bound.
+    #[inline(always)]
+    fn drawn(&mut self, t: &Tri, clip: [i32; 4]) {
+        let b = t.bbox.map(i32::from);
+        if b[0] > clip[0] || b[1] > clip[1] || b[2] < clip[2] || b[3] < clip[3] {
+            return;
+        }
+        if !covers(t, clip) {
+            return;
+        }
+        let (lo, hi) = Self::range(t, clip);
+        if self.greater {
+            // Stored now ≥ the f32 of min(lo, 1) rounded down, flushed to 0 below the smallest
+            // normal (and 0 stands for any negative value, which is flushed up to it).
+            let v = lo.min(1.0);
+            let mut f = v as f32;
+            if f64::from(f) > v {
+                f = f.next_down();
+            }
+            let floor = if f >= f32::MIN_POSITIVE {
+                f
+            } else {
+                f.min(0.0)
+            };
+            self.bound = self.bound.max(floor);
+        } else {
+            // Stored now ≤ the f32 of min(hi, 1) rounded up; raised to the smallest normal if
+            // it is a subnormal.
+            let v = hi.min(1.0);
+            let mut f = v as f32;
+            if f64::from(f) < v {
+                f = f.next_up();
+            }
+            let ceil = if f > 0.0 && f < f32::MIN_POSITIVE {
+                f32::MIN_POSITIVE
+            } else {
+                f
+            };
+            self.bound = self.bound.min(ceil);
+        }
+    }
+}
+
+/// Whether `t` covers every pixel centre of `rect` (inclusive): for each edge, the smallest
+/// edge function over the rectangle is at one of its corners.
+#[inline(always)]
+fn covers(t: &Tri, [x0, y0, x1, y1]: [i32; 4]) -> bool {
+    let centre = |p: i32| (i64::from(p) << SUB_BITS) + HALF;
+    (0..3).all(|i| {
+        let (dx, dy, ox, oy, bias) = t.edge(i);
+        let px = centre(if dy < 0 { x0 } else { x1 });
+        let py = centre(if dx > 0 { y0 } else { y1 });
+        dx * (py - oy) - dy * (px - ox) + bias >= 0
+    })
 }
 
 /// Asks for the cache line of `t` (a hint; nothing on other targets).
@@ -209,29 +378,65 @@ fn prefetch(t: &Tri) {
     let _ = t;
 }
 
+/// Largest area edge (pixels) drawn with the coarse depth test ([`draw_tris`]).
+const COARSE_AREA: i32 = 64;
+
+/// What [`draw_tris`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Drawn {
+    /// Pixels written.
+    pub written: u64,
+    /// Triangle pieces skipped whole by the coarse depth test ([`Coarse`]).
+    pub rejected: u64,
+}
+
 /// Draws the triangles of `batches`, in order, into the part `area` of a tile with the LESS
-/// test (`greater`: GREATER) on the kernel of `ext` (the best one at or below it); returns the
-/// pixels written.
+/// test (`greater`: GREATER) on the kernel of `ext` (the best one at or below it), skipping the
+/// pieces that the area's coarse depth shows cannot pass ([`Coarse`]; the same bits as drawing
+/// them).
 pub(crate) fn draw_tris(
     buf: TileBuf<'_>,
     area: Area,
     batches: &[Batch<'_>],
     greater: bool,
     ext: CpuExtension,
-) -> u64 {
+) -> Drawn {
+    draw_tris_with(buf, area, batches, greater, ext, true)
+}
+
+/// [`draw_tris`], with the coarse depth test on or off (for tests: the bits are the same).
+pub(crate) fn draw_tris_with(
+    buf: TileBuf<'_>,
+    area: Area,
+    batches: &[Batch<'_>],
+    greater: bool,
+    ext: CpuExtension,
+    coarse: bool,
+) -> Drawn {
     assert!(
         area.fits(buf.len()),
         "{area:?} is not inside a buffer of {} values",
         buf.len()
     );
-    match Kernel::of(ext) {
+    // Only a piece that covers the whole area teaches the coarse test a bound: on areas of
+    // the tiled maps' size (32²) and large triangles that is common, on the full draw's 128²
+    // tiles rare (none in a frame of the 100k-triangle level), so larger areas go without.
+    let [x0, y0, x1, y1] = area.clip;
+    let small = x1 - x0 < COARSE_AREA && y1 - y0 < COARSE_AREA;
+    let mut coarse = Coarse::new(greater, coarse && small && matches!(buf, TileBuf::F32(_)));
+    let c = &mut coarse;
+    let written = match Kernel::of(ext) {
         #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
         // SAFETY: `Kernel::of` chose AVX2 only where the CPU has it.
-        Kernel::Avx2 => unsafe { avx2::draw(buf, area, batches, greater) },
+        Kernel::Avx2 => unsafe { avx2::draw(buf, area, batches, greater, c) },
         #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
         // SAFETY: `Kernel::of` chose AVX-512 only where the CPU has F, BW, VL, DQ and POPCNT.
-        Kernel::Avx512 => unsafe { avx512::draw(buf, area, batches, greater) },
-        Kernel::Scalar => scalar::draw(buf, area, batches, greater),
+        Kernel::Avx512 => unsafe { avx512::draw(buf, area, batches, greater, c) },
+        Kernel::Scalar => scalar::draw(buf, area, batches, greater, c),
+    };
+    Drawn {
+        written,
+        rejected: coarse.rejected,
     }
 }
 

@@ -1,7 +1,7 @@
 //! The portable kernel: each row's exact run of covered centres, then the depth test pixel by
 //! pixel. The reference the SIMD kernel equals.
 
-use super::{Area, Batch, TileBuf, Tri, pixel_depth, row_depth, row_run, row_setup};
+use super::{Area, Batch, Coarse, TileBuf, Tri, pixel_depth, row_depth, row_run, row_setup};
 
 /// A depth buffer cell: the LESS (or, with `GREATER`, the GREATER) test with write.
 pub(super) trait Slot: Copy {
@@ -53,19 +53,30 @@ impl Slot for u16 {
 }
 
 /// Draws `tris` into `area` of the tile with the portable kernel.
-pub(super) fn draw(buf: TileBuf<'_>, area: Area, batches: &[Batch<'_>], greater: bool) -> u64 {
-    fn each<S: Slot, const GREATER: bool>(buf: &mut [S], area: Area, batches: &[Batch<'_>]) -> u64 {
+pub(super) fn draw(
+    buf: TileBuf<'_>,
+    area: Area,
+    batches: &[Batch<'_>],
+    greater: bool,
+    coarse: &mut Coarse,
+) -> u64 {
+    fn each<S: Slot, const GREATER: bool>(
+        buf: &mut [S],
+        area: Area,
+        batches: &[Batch<'_>],
+        coarse: &mut Coarse,
+    ) -> u64 {
         let mut written = 0;
         for b in batches {
-            b.each(|t| written += triangle::<S, GREATER>(buf, area, t));
+            written += b.each(coarse, area.clip, |t| triangle::<S, GREATER>(buf, area, t));
         }
         written
     }
     match (buf, greater) {
-        (TileBuf::F32(b), false) => each::<_, false>(b, area, batches),
-        (TileBuf::F32(b), true) => each::<_, true>(b, area, batches),
-        (TileBuf::U16(b), false) => each::<_, false>(b, area, batches),
-        (TileBuf::U16(b), true) => each::<_, true>(b, area, batches),
+        (TileBuf::F32(b), false) => each::<_, false>(b, area, batches, coarse),
+        (TileBuf::F32(b), true) => each::<_, true>(b, area, batches, coarse),
+        (TileBuf::U16(b), false) => each::<_, false>(b, area, batches, coarse),
+        (TileBuf::U16(b), true) => each::<_, true>(b, area, batches, coarse),
     }
 }
 

@@ -130,3 +130,145 @@ fn compact_triangles_have_edges_in_32_bits_over_their_widened_bounds() {
         "{compact} compact, {at_limit} near the limit"
     );
 }
+
+/// The coarse depth test (`Coarse`) skips only pieces that could not pass a single depth test:
+/// scenes of walls (triangles over the whole area, slightly tilted), quads whose halves each
+/// reach over the area without covering it, and small triangles in random
+/// order and depths, drawn with the test and without it on every kernel, LESS and GREATER, into
+/// a 32² tile of the tiled maps (and a whole `TILE_SIZE` tile, which draws without it), give the
+/// same bits and the same count of pixels written — and the test does skip pieces.
+#[test]
+fn coarse_depth_skips_only_pieces_that_cannot_pass() {
+    use super::{Area, Batch, TileBuf, draw_tris_with};
+    use crate::cpu::CpuExtension;
+    use crate::format::Format;
+    use crate::raster::setup::Context;
+    use crate::raster::target::TILE_SIZE;
+    use crate::raster::{CullMode, RasterState};
+    let mut rng = penumbra_testkit::Rng::xorshift64(0x636f_6172_7365);
+    let (w, h) = (256u32, 256u32);
+    let state = RasterState {
+        cull: CullMode::None,
+        ..RasterState::default()
+    };
+    let ctx = Context::new(w, h, Format::D32Float, &state);
+    let clip = |x: f64, y: f64, z: f64| {
+        ctx.vertex(glam::Vec4::new(
+            (2.0 * x / f64::from(w) - 1.0) as f32,
+            (1.0 - 2.0 * y / f64::from(h)) as f32,
+            z as f32,
+            1.0,
+        ))
+    };
+    let (mut rejected, mut pieces) = ([0u64; 2], 0u64);
+    for round in 0..300 {
+        let greater = round % 2 == 1;
+        let tile = TILE_SIZE.min(w) as i32;
+        let (area, len) = if round % 4 < 2 {
+            let o = [32 * rng.below_mod(7) as i32, 32 * rng.below_mod(7) as i32];
+            let clip = [o[0], o[1], o[0] + 31, o[1] + 31];
+            let area = Area {
+                origin: o,
+                stride: 32,
+                clip,
+            };
+            (area, 32 * 32)
+        } else {
+            (
+                Area::tile([0, 0, tile - 1, tile - 1]),
+                (TILE_SIZE * TILE_SIZE) as usize,
+            )
+        };
+        let [ax0, ay0, ax1, ay1] = area.clip.map(f64::from);
+        let mut tris = Vec::new();
+        for _ in 0..1 + rng.below_mod(60) {
+            if rng.below_mod(6) == 0 {
+                // A wall over the whole area, a little tilted: one right triangle whose legs
+                // are twice the area's edge and more (a quad's diagonal would cross the area,
+                // and one triangle must cover it all to teach the test a bound).
+                let m = rng.f64_in(0.0, 20.0);
+                let leg = 2.0 * (ax1 - ax0 + 1.0 + 2.0 * m);
+                let z = rng.f64_in(0.05, 0.95);
+                let (sx, sy) = (rng.f64_in(-2e-4, 2e-4), rng.f64_in(-2e-4, 2e-4));
+                let at = |x: f64, y: f64| clip(x, y, z + sx * (x - ax0) + sy * (y - ay0));
+                let c = [
+                    at(ax0 - m, ay0 - m),
+                    at(ax0 - m + leg, ay0 - m),
+                    at(ax0 - m, ay0 - m + leg),
+                ];
+                ctx.triangle([&c[0], &c[1], &c[2]], None, &mut tris);
+            } else if rng.below_mod(6) == 0 {
+                // A quad over the whole area: each half's bounds hold the area, but neither
+                // covers it (its diagonal crosses the area), so neither may teach a bound.
+                // The halves lie at two depths.
+                let m = rng.f64_in(0.0, 20.0);
+                let (z, z2) = (rng.f64_in(0.05, 0.95), rng.f64_in(0.05, 0.95));
+                let corners = |z: f64| {
+                    [
+                        clip(ax0 - m, ay0 - m, z),
+                        clip(ax1 + 1.0 + m, ay0 - m, z),
+                        clip(ax1 + 1.0 + m, ay1 + 1.0 + m, z),
+                        clip(ax0 - m, ay1 + 1.0 + m, z),
+                    ]
+                };
+                let (c, d) = (corners(z), corners(z2));
+                ctx.triangle([&c[0], &c[1], &c[2]], None, &mut tris);
+                ctx.triangle([&d[0], &d[2], &d[3]], None, &mut tris);
+            } else {
+                let (cx, cy) = (
+                    rng.f64_in(ax0 - 20.0, ax1 + 20.0),
+                    rng.f64_in(ay0 - 20.0, ay1 + 20.0),
+                );
+                let r = rng.f64_in(1.0, 30.0);
+                let z = rng.f64_in(-0.05, 1.05);
+                let v: Vec<_> = (0..3)
+                    .map(|_| {
+                        let dz = rng.f64_in(-0.02, 0.02);
+                        clip(cx + rng.f64_in(-r, r), cy + rng.f64_in(-r, r), z + dz)
+                    })
+                    .collect();
+                ctx.triangle([&v[0], &v[1], &v[2]], None, &mut tris);
+            }
+        }
+        pieces += tris.len() as u64;
+        let clear = match rng.below_mod(4) {
+            0 => rng.f64_in(0.0, 1.0) as f32,
+            _ if greater => 0.0,
+            _ => 1.0,
+        };
+        let batches = [Batch {
+            tris: &tris,
+            items: None,
+        }];
+        for ext in CpuExtension::supported() {
+            let mut with = vec![clear; len];
+            let mut without = vec![clear; len];
+            let a = draw_tris_with(TileBuf::F32(&mut with), area, &batches, greater, ext, true);
+            let b = draw_tris_with(
+                TileBuf::F32(&mut without),
+                area,
+                &batches,
+                greater,
+                ext,
+                false,
+            );
+            let what = format!("round {round}, {ext}, greater {greater}, {area:?}");
+            assert_eq!(a.written, b.written, "{what}");
+            assert_eq!(b.rejected, 0, "{what}");
+            // Areas past `COARSE_AREA` (the full draw's tiles) are drawn without the test.
+            let [x0, _, x1, _] = area.clip;
+            assert!(x1 - x0 < super::COARSE_AREA || a.rejected == 0, "{what}");
+            assert!(
+                with.iter()
+                    .zip(&without)
+                    .all(|(p, q)| p.to_bits() == q.to_bits()),
+                "{what}: the depths differ"
+            );
+            rejected[usize::from(greater)] += a.rejected;
+        }
+    }
+    assert!(
+        rejected[0] > 2_000 && rejected[1] > 2_000,
+        "{rejected:?} skipped, all kernels together, of {pieces} pieces each"
+    );
+}

@@ -590,7 +590,8 @@ impl Tiled {
         // Helper threads start per call: worth it only for a good number of tiles.
         let threads = if plans.len() >= 8 { self.threads } else { 1 };
         let jobs = self.jobs(plans, threads);
-        crate::raster::run_parallel(jobs.into_iter(), threads, |job| {
+        // The pieces the coarse depth test skipped (summed over the jobs).
+        let rejected = crate::raster::run_parallel(jobs.into_iter(), threads, |job| {
             // Once the deadline has passed the remaining tiles stay undrawn.
             if crate::deadline::expired() {
                 return 0;
@@ -637,6 +638,7 @@ impl Tiled {
                     );
                     SCRATCH.with_borrow_mut(|scratch| {
                         drawer.collect(rect, scratch, Instances::All);
+                        let mut rejected = 0;
                         let mut start = start;
                         // The thread's buffer (one of this map's format), cleared before
                         // each tile.
@@ -651,38 +653,48 @@ impl Tiled {
                                 break;
                             }
                             values.refill(self.format, self.clear);
-                            drawer.draw_collected(area(t), values.buf(), scratch);
+                            rejected += drawer
+                                .draw_collected(area(t), values.buf(), scratch)
+                                .rejected;
                             start = finish(t, &values, None, start);
                         }
                         VALUES.set(Some(values));
-                    });
+                        rejected
+                    })
                 }
                 Job::Layered(t, moving, kept) => {
                     let start = Instant::now();
                     let drawer = &drawers[t / per];
                     let draw = |values: &mut TileValues, which: Instances<'_>| {
-                        SCRATCH.with_borrow_mut(|scratch| {
-                            drawer.draw_some(area(t), values.buf(), scratch, which)
-                        });
+                        SCRATCH
+                            .with_borrow_mut(|scratch| {
+                                drawer.draw_some(area(t), values.buf(), scratch, which)
+                            })
+                            .rejected
                     };
+                    let mut rejected = 0;
                     let (values, layer) = match kept {
                         None => {
                             let mut base = TileValues::cleared(self.format, self.clear);
-                            draw(&mut base, Instances::AllBut(&moving));
+                            rejected += draw(&mut base, Instances::AllBut(&moving));
                             let mut values = base.clone();
-                            draw(&mut values, Instances::Only(&moving));
+                            rejected += draw(&mut values, Instances::Only(&moving));
                             (values, Some(Layer { moving, base }))
                         }
                         Some(mut values) => {
-                            draw(&mut values, Instances::Only(&moving));
+                            rejected += draw(&mut values, Instances::Only(&moving));
                             (values, None)
                         }
                     };
                     finish(t, &values, layer, start);
+                    rejected
                 }
             }
-            0
         });
+        for c in [&*self.counters, &self.own] {
+            c.rejected.fetch_add(rejected, Ordering::Relaxed);
+        }
+        crate::plot!("penumbra tiles pieces rejected", rejected as f64);
         (out, render.into_inner(), layout.into_inner())
     }
 

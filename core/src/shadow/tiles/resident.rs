@@ -17,6 +17,7 @@ pub(crate) struct TileCounters {
     pub(crate) render_ns: AtomicU64,
     pub(crate) layout_ns: AtomicU64,
     pub(crate) wall_ns: AtomicU64,
+    pub(crate) rejected: AtomicU64,
 }
 
 /// The texels and key images of dropped tiled maps, kept a little while for the next map of
@@ -68,6 +69,9 @@ pub struct TileStats {
     pub tiles_layered: u64,
     /// Drawn tiles forgotten because an occluder change covered them.
     pub tiles_invalidated: u64,
+    /// Triangle pieces skipped while drawing tiles because the tile's coarse depth showed that
+    /// no pixel of them could pass the depth test (what a tile held already hid them).
+    pub pieces_rejected: u64,
     /// Time spent rasterizing tiles (all threads).
     pub render: std::time::Duration,
     /// Time spent writing drawn tiles into the maps' key images, and into their texels where
@@ -85,6 +89,7 @@ impl TileCounters {
             tiles_rendered: self.rendered.load(Ordering::Relaxed),
             tiles_layered: self.layered.load(Ordering::Relaxed),
             tiles_invalidated: self.invalidated.load(Ordering::Relaxed),
+            pieces_rejected: self.rejected.load(Ordering::Relaxed),
             render: std::time::Duration::from_nanos(self.render_ns.load(Ordering::Relaxed)),
             layout: std::time::Duration::from_nanos(self.layout_ns.load(Ordering::Relaxed)),
             wall: std::time::Duration::from_nanos(self.wall_ns.load(Ordering::Relaxed)),
