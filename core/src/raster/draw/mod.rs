@@ -263,16 +263,6 @@ impl Coarse {
         }
     }
 
-    /// The pixels of `t` inside `clip`, inclusive; `None` if none.
-    #[inline(always)]
-    fn span(t: &Tri, clip: [i32; 4]) -> Option<[i32; 4]> {
-        let x0 = clip[0].max(i32::from(t.bbox[0]));
-        let y0 = clip[1].max(i32::from(t.bbox[1]));
-        let x1 = clip[2].min(i32::from(t.bbox[2]));
-        let y1 = clip[3].min(i32::from(t.bbox[3]));
-        (x0 <= x1 && y0 <= y1).then_some([x0, y0, x1, y1])
-    }
-
     /// The least and the greatest plane value of `t` over the pixels `span`: the values at its
     /// corners, widened by 2⁻⁴⁰ of the largest term the evaluation can meet on a target of
     /// 16384² (the evaluation's own rounding is under 2⁻⁵⁰ of it).
@@ -293,7 +283,7 @@ impl Coarse {
         if !self.useful() {
             return false;
         }
-        let Some(span) = Self::span(t, clip) else {
+        let Some(span) = span_in(t, clip) else {
             return false;
         };
         let (lo, hi) = Self::range(t, span);
@@ -351,15 +341,34 @@ impl Coarse {
     }
 }
 
-/// Whether `t` covers every pixel centre of `rect` (inclusive): for each edge, the smallest
-/// edge function over the rectangle is at one of its corners.
+/// The pixels of `t`'s bounds inside `rect` (inclusive); `None` if none.
 #[inline(always)]
-fn covers(t: &Tri, [x0, y0, x1, y1]: [i32; 4]) -> bool {
+fn span_in(t: &Tri, rect: [i32; 4]) -> Option<[i32; 4]> {
+    let x0 = rect[0].max(i32::from(t.bbox[0]));
+    let y0 = rect[1].max(i32::from(t.bbox[1]));
+    let x1 = rect[2].min(i32::from(t.bbox[2]));
+    let y1 = rect[3].min(i32::from(t.bbox[3]));
+    (x0 <= x1 && y0 <= y1).then_some([x0, y0, x1, y1])
+}
+
+/// Whether `t` covers every pixel centre of `rect` (inclusive).
+#[inline(always)]
+fn covers(t: &Tri, rect: [i32; 4]) -> bool {
+    edges_at_corners(t, rect, false)
+}
+
+/// Whether every edge function of `t` (fill bias included) is ≥ 0 at the corner of `rect`
+/// where it is largest (`largest`: some centre of the rectangle may be inside each edge) or
+/// smallest (every centre is inside every edge). The edge functions are linear, so over the
+/// rectangle their extremes lie at its corners.
+#[inline(always)]
+fn edges_at_corners(t: &Tri, [x0, y0, x1, y1]: [i32; 4], largest: bool) -> bool {
     let centre = |p: i32| (i64::from(p) << SUB_BITS) + HALF;
     (0..3).all(|i| {
         let (dx, dy, ox, oy, bias) = t.edge(i);
-        let px = centre(if dy < 0 { x0 } else { x1 });
-        let py = centre(if dx > 0 { y0 } else { y1 });
+        // Larger towards smaller x when dy > 0 (−dy·x), towards larger y when dx > 0.
+        let px = centre(if (dy < 0) == largest { x1 } else { x0 });
+        let py = centre(if (dx > 0) == largest { y1 } else { y0 });
         dx * (py - oy) - dy * (px - ox) + bias >= 0
     })
 }
@@ -444,20 +453,7 @@ pub(crate) fn draw_tris_with(
 /// each edge, the largest edge function over the rectangle is at one of its corners.
 #[inline(always)]
 pub(crate) fn may_cover(t: &Tri, rect: [i32; 4]) -> bool {
-    let x0 = rect[0].max(i32::from(t.bbox[0]));
-    let y0 = rect[1].max(i32::from(t.bbox[1]));
-    let x1 = rect[2].min(i32::from(t.bbox[2]));
-    let y1 = rect[3].min(i32::from(t.bbox[3]));
-    if x0 > x1 || y0 > y1 {
-        return false;
-    }
-    let centre = |p: i32| (i64::from(p) << SUB_BITS) + HALF;
-    (0..3).all(|i| {
-        let (dx, dy, ox, oy, bias) = t.edge(i);
-        let px = centre(if dy < 0 { x1 } else { x0 });
-        let py = centre(if dx > 0 { y1 } else { y0 });
-        dx * (py - oy) - dy * (px - ox) + bias >= 0
-    })
+    span_in(t, rect).is_some_and(|span| edges_at_corners(t, span, true))
 }
 
 /// Edge `i` of `t` at the centre of pixel (x, y), its fill bias included: covered when ≥ 0 for
