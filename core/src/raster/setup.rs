@@ -324,8 +324,8 @@ impl Context {
     }
 
     /// Sets up the triangles of `indices` (three per triangle, each below `vertices.len()`,
-    /// as a [`Mesh`](super::Mesh) guarantees) in order, as [`Context::triangle`] does one by one;
-    /// returns how many pushed a piece. With `simd`, on a CPU with AVX-512 F, BW, VL and DQ,
+    /// as a [`Mesh`](super::Mesh) guarantees; panics on one that is not) in order, as
+    /// [`Context::triangle`] does one by one; returns how many pushed a piece. With `simd`, on a CPU with AVX-512 F, BW, VL and DQ,
     /// eight at a time share the vector set-up ([`avx512`]), which pushes the same records.
     pub fn triangles(
         &self,
@@ -340,8 +340,7 @@ impl Context {
         if simd && self.unbiased() && avx512::usable(vertices) {
             for batch in indices.chunks(3 * avx512::LANES) {
                 if batch.len() >= 3 {
-                    // SAFETY: `usable` checked the CPU's features and the vertex count; every
-                    // index is below `vertices.len()` (the caller's contract).
+                    // SAFETY: `usable` checked the CPU's features and the vertex count.
                     drawn += unsafe {
                         avx512::triangles(self, vertices, &batch[..batch.len() / 3 * 3], cull, out)
                     };

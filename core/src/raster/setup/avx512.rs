@@ -56,9 +56,12 @@ struct Corner {
 /// one after the other; returns how many pushed a piece. The context must have no depth bias.
 ///
 /// # Safety
-/// The CPU must support AVX-512 F, BW, VL and DQ ([`usable`]). `idx` must hold 3 to
-/// `3 · LANES` indices, a multiple of 3, each below `vertices.len()`, which is at most
-/// `MAX_VERTICES`.
+/// The CPU must support AVX-512 F, BW, VL and DQ ([`usable`]), and `vertices.len()` be at most
+/// `MAX_VERTICES`. `idx` holds 3 to `3 · LANES` indices, a multiple of 3 (a [`Mesh`]'s all
+/// name a vertex; a batch with one that does not goes to the scalar set-up, which panics on it
+/// as it always did).
+///
+/// [`Mesh`]: crate::raster::Mesh
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
 pub(super) unsafe fn triangles(
     ctx: &Context,
@@ -70,9 +73,17 @@ pub(super) unsafe fn triangles(
     let n = idx.len() / 3;
     debug_assert!((1..=LANES).contains(&n) && idx.len() == 3 * n);
     debug_assert!(vertices.len() <= MAX_VERTICES);
-    // SAFETY: the caller's contract: the indices to read, each naming a vertex, and the CPU
-    // features.
-    let [c0, c1, c2] = unsafe { corners(vertices, idx) };
+    // SAFETY: the CPU features are the caller's contract.
+    let Some([c0, c1, c2]) = (unsafe { corners(vertices, idx) }) else {
+        // An index names no vertex: the scalar set-up's slice indexing reports it.
+        return idx
+            .chunks_exact(3)
+            .map(|k| {
+                let v = [0, 1, 2].map(|c| &vertices[k[c] as usize]);
+                u64::from(ctx.triangle(v, cull, out))
+            })
+            .sum();
+    };
     // Lanes past the last triangle are not triangles.
     let absent = !((1u16 << n) - 1) as __mmask8;
 
@@ -550,14 +561,15 @@ unsafe fn push_all(
     }
 }
 
-/// The three corners of the eight triangles of `idx`, gathered from `vertices`.
+/// The three corners of the eight triangles of `idx`, gathered from `vertices`; `None` if an
+/// index names no vertex (nothing is gathered then).
 ///
 /// # Safety
 /// As [`triangles`].
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
-unsafe fn corners(vertices: &[Vertex], idx: &[u32]) -> [Corner; 3] {
-    // The indices, 16 and up to 8 more; missing ones read as 0, a vertex of the mesh (`idx`
-    // names at least one, so there is one).
+unsafe fn corners(vertices: &[Vertex], idx: &[u32]) -> Option<[Corner; 3]> {
+    // The indices, 16 and up to 8 more; missing ones read as 0, a vertex of the mesh once the
+    // indices are checked (`idx` names at least one, so there is one).
     let len = idx.len().min(3 * LANES);
     let lo_mask = ((1u32 << len.min(16)) - 1) as __mmask16;
     let hi_mask = ((1u32 << len.saturating_sub(16)) - 1) as __mmask16;
@@ -568,8 +580,16 @@ unsafe fn corners(vertices: &[Vertex], idx: &[u32]) -> [Corner; 3] {
             _mm512_maskz_loadu_epi32(hi_mask, idx.as_ptr().wrapping_add(16).cast()),
         )
     };
+    // Every index below the vertex count (`MAX_VERTICES` fits an i32), compared unsigned.
+    let count = _mm512_set1_epi32(vertices.len() as i32);
+    if _mm512_mask_cmpge_epu32_mask(lo_mask, lo, count)
+        | _mm512_mask_cmpge_epu32_mask(hi_mask, hi, count)
+        != 0
+    {
+        return None;
+    }
     let base = vertices.as_ptr().cast::<u8>();
-    std::array::from_fn(|c| {
+    Some(std::array::from_fn(|c| {
         let c = c as i32;
         // Lane l takes index 3l + c of the 24 (16 and up from `hi`).
         let pick = _mm512_setr_epi32(
@@ -593,8 +613,8 @@ unsafe fn corners(vertices: &[Vertex], idx: &[u32]) -> [Corner; 3] {
         let index = _mm512_castsi512_si256(_mm512_permutex2var_epi32(lo, pick, hi));
         // A vertex is 32 bytes: four 8-byte steps.
         let offsets = _mm256_slli_epi32::<2>(index);
-        // SAFETY: every index names a vertex of `vertices` (the caller's contract), whose
-        // x, y and z, code (+ pad) words are 8 bytes each, inside it and initialised.
+        // SAFETY: every index names a vertex of `vertices` (checked above), whose x, y and
+        // z, code (+ pad) words are 8 bytes each, inside it and initialised.
         let (xy, zc) = unsafe {
             (
                 _mm512_i32gather_epi64::<8>(offsets, base.add(offset_of!(Vertex, x)).cast()),
@@ -607,7 +627,7 @@ unsafe fn corners(vertices: &[Vertex], idx: &[u32]) -> [Corner; 3] {
             z: _mm256_castsi256_ps(_mm512_cvtepi64_epi32(zc)),
             code: _mm512_cvtepi64_epi32(_mm512_srli_epi64::<32>(zc)),
         }
-    })
+    }))
 }
 
 #[cfg(test)]
@@ -864,5 +884,29 @@ mod tests {
             projected > 10_000 && outside > 10_000 && bad > 500,
             "{projected} projected, {outside} outside a clip plane, {bad} not finite"
         );
+    }
+
+    /// An index that names no vertex (which a `Mesh` never holds) is not gathered: the batch
+    /// goes to the scalar set-up, which panics on it as it always did.
+    #[test]
+    fn an_index_past_the_vertices_panics_as_in_the_scalar_setup() {
+        if skipped() {
+            return;
+        }
+        let ctx = Context::new(64, 64, Format::D32Float, &RasterState::default());
+        let vertices: Vec<Vertex> = [(-0.5, -0.5), (0.5, -0.5), (0.0, 0.5)]
+            .iter()
+            .map(|&(x, y)| ctx.vertex(Vec4::new(x, y, 0.5, 1.0)))
+            .collect();
+        for bad in [3u32, 1 << 20, u32::MAX] {
+            for simd in [true, false] {
+                let indices = [0, 1, 2, 0, 2, bad];
+                let run = std::panic::catch_unwind(|| {
+                    let mut out = Vec::new();
+                    ctx.triangles(&vertices, &indices, Some(CullMode::None), simd, &mut out)
+                });
+                assert!(run.is_err(), "index {bad}, simd {simd}: no panic");
+            }
+        }
     }
 }
