@@ -337,10 +337,9 @@ pub fn rasterize_using(
         vertex_base: &vertex_base,
         triangle_base: &triangle_base,
     };
-    // The vector transform and set-up are AVX-512's; they make the same bits as the scalar
-    // ones.
-    let simd = ext >= CpuExtension::Avx512bw && ext.is_supported();
-    let vertices = scene.transform(&ctx, nv, threads, simd);
+    // The vector transform and set-up make the scalar code's bits.
+    let lanes = setup::Lanes::of(ext);
+    let vertices = scene.transform(&ctx, nv, threads, lanes);
     let (tiles_x, tiles_y) = target.tile_grid();
     let grid = tile::Grid {
         tiles_x,
@@ -348,7 +347,7 @@ pub fn rasterize_using(
         width: target.width(),
         height: target.height(),
     };
-    let chunks = scene.setup(&ctx, &vertices, &grid, nt, threads, simd);
+    let chunks = scene.setup(&ctx, &vertices, &grid, nt, threads, lanes);
     drop(vertices);
     let triangles_drawn = chunks.iter().map(|c| c.drawn).sum();
     let work: u64 = chunks.iter().map(|c| c.work).sum();
@@ -470,7 +469,7 @@ impl Scene<'_, '_> {
         ctx: &setup::Context,
         nv: usize,
         threads: usize,
-        simd: bool,
+        lanes: setup::Lanes,
     ) -> Vec<setup::Vertex> {
         crate::zone!("penumbra::raster::transform");
         let mut out = vec![setup::Vertex::default(); nv];
@@ -481,7 +480,7 @@ impl Scene<'_, '_> {
             for (inst, own) in parts(self.vertex_base, range) {
                 let positions = &self.instances[inst].mesh.positions()[own];
                 let out = &mut slice[at..at + positions.len()];
-                ctx.vertices(&self.matrices[inst], positions, out, simd);
+                ctx.vertices(&self.matrices[inst], positions, out, lanes);
                 at += positions.len();
             }
         };
@@ -507,7 +506,7 @@ impl Scene<'_, '_> {
         grid: &tile::Grid,
         nt: usize,
         threads: usize,
-        simd: bool,
+        lanes: setup::Lanes,
     ) -> Vec<tile::Chunk> {
         crate::zone!("penumbra::raster::setup");
         let run = |range: Range<usize>| {
@@ -517,7 +516,7 @@ impl Scene<'_, '_> {
                 let mesh_vertices = &vertices[self.vertex_base[inst]..self.vertex_base[inst + 1]];
                 let cull = self.instances[inst].cull;
                 let indices = &self.instances[inst].mesh.indices()[3 * own.start..3 * own.end];
-                chunk.drawn += ctx.triangles(mesh_vertices, indices, cull, simd, &mut chunk.tris);
+                chunk.drawn += ctx.triangles(mesh_vertices, indices, cull, lanes, &mut chunk.tris);
             }
             chunk.bin(grid);
             chunk

@@ -3,6 +3,7 @@
 
 use glam::{Mat4, Vec3, Vec4};
 
+use crate::cpu::CpuExtension;
 use crate::format::Format;
 
 use super::{CullMode, DepthBias, RasterState};
@@ -64,7 +65,61 @@ pub(crate) struct Vertex {
 }
 
 #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+mod avx2;
+#[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
 mod avx512;
+#[cfg(test)]
+mod tests;
+
+/// Eight triangles of a vector set-up, lane l of each field at index l, and each mask with
+/// lane l in bit l: the corners (after the swap that makes them clockwise), the bounds (x0, y0,
+/// x1, y1), the depth (`zr`, `dzdx`, `dzdy`), the top-left edges, `plain` and `compact`.
+#[cfg_attr(
+    not(all(target_arch = "x86_64", not(feature = "force-scalar"))),
+    allow(dead_code)
+)]
+struct Lanes8 {
+    x: [[i32; 8]; 3],
+    y: [[i32; 8]; 3],
+    bounds: [[i32; 8]; 4],
+    depth: [[f64; 8]; 3],
+    edges: [u8; 3],
+    plain: u8,
+    compact: u8,
+}
+
+/// The vector code the vertex transform and the triangle set-up may use: each writes the
+/// scalar code's bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(
+    not(all(target_arch = "x86_64", not(feature = "force-scalar"))),
+    allow(dead_code)
+)]
+pub(crate) enum Lanes {
+    Scalar,
+    /// AVX2: the set-up, eight triangles at a time.
+    Avx2,
+    /// AVX-512 F, BW, VL and DQ: the set-up, eight triangles at a time, and the transform,
+    /// sixteen vertices at a time.
+    Avx512,
+}
+
+impl Lanes {
+    /// The widest code at or below `ext` that this build and CPU run.
+    pub(crate) fn of(ext: CpuExtension) -> Lanes {
+        #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+        {
+            if ext >= CpuExtension::Avx512bw && ext.is_supported() && avx512::usable(&[]) {
+                return Lanes::Avx512;
+            }
+            if ext >= CpuExtension::Avx2 && ext.is_supported() && avx2::usable(&[]) {
+                return Lanes::Avx2;
+            }
+        }
+        let _ = ext;
+        Lanes::Scalar
+    }
+}
 
 /// A snapped vertex: fixed-point x and y, and z/w.
 type Snapped = (i32, i32, f32);
@@ -293,20 +348,20 @@ impl Context {
     }
 
     /// [`Context::vertex`] of `m · (p, 1)` for each of `positions`, into `out` (as long). With
-    /// `simd`, on a CPU with AVX-512 F, BW, VL and DQ, sixteen at a time in vector lanes
-    /// ([`avx512::vertices`]), with the same bits.
-    pub fn vertices(&self, m: &Mat4, positions: &[Vec3], out: &mut [Vertex], simd: bool) {
+    /// [`Lanes::Avx512`], sixteen at a time in vector lanes ([`avx512::vertices`]), with the
+    /// same bits.
+    pub fn vertices(&self, m: &Mat4, positions: &[Vec3], out: &mut [Vertex], lanes: Lanes) {
         assert_eq!(positions.len(), out.len(), "one vertex per position");
         #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
-        if simd && avx512::usable(&[]) {
-            let lanes = avx512::VERTEX_LANES;
-            for (p, v) in positions.chunks(lanes).zip(out.chunks_mut(lanes)) {
+        if lanes == Lanes::Avx512 && avx512::usable(&[]) {
+            let n = avx512::VERTEX_LANES;
+            for (p, v) in positions.chunks(n).zip(out.chunks_mut(n)) {
                 // SAFETY: `usable` checked the CPU's features; `p` and `v` are as long.
                 unsafe { avx512::vertices(self, m, p, v) };
             }
             return;
         }
-        let _ = simd;
+        let _ = lanes;
         for (p, v) in positions.iter().zip(out) {
             *v = self.vertex(*m * p.extend(1.0));
         }
@@ -325,30 +380,34 @@ impl Context {
 
     /// Sets up the triangles of `indices` (three per triangle, each below `vertices.len()`,
     /// as a [`Mesh`](super::Mesh) guarantees; panics on one that is not) in order, as
-    /// [`Context::triangle`] does one by one; returns how many pushed a piece. With `simd`, on a CPU with AVX-512 F, BW, VL and DQ,
-    /// eight at a time share the vector set-up ([`avx512`]), which pushes the same records.
+    /// [`Context::triangle`] does one by one; returns how many pushed a piece. With
+    /// [`Lanes::Avx2`] or [`Lanes::Avx512`], eight at a time share the vector set-up
+    /// ([`avx2`], [`avx512`]), which pushes the same records.
     pub fn triangles(
         &self,
         vertices: &[Vertex],
         indices: &[u32],
         cull: Option<CullMode>,
-        simd: bool,
+        lanes: Lanes,
         out: &mut Vec<Tri>,
     ) -> u64 {
-        let mut drawn = 0;
         #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
-        if simd && self.unbiased() && avx512::usable(vertices) {
-            for batch in indices.chunks(3 * avx512::LANES) {
-                if batch.len() >= 3 {
-                    // SAFETY: `usable` checked the CPU's features and the vertex count.
-                    drawn += unsafe {
-                        avx512::triangles(self, vertices, &batch[..batch.len() / 3 * 3], cull, out)
-                    };
-                }
+        if self.unbiased() {
+            // Whole triangles, eight at a time.
+            let batches = || indices[..indices.len() / 3 * 3].chunks(24);
+            if lanes == Lanes::Avx512 && avx512::usable(vertices) {
+                // SAFETY: `usable` checked the CPU's features and the vertex count.
+                let run = |b| unsafe { avx512::triangles(self, vertices, b, cull, out) };
+                return batches().map(run).sum();
             }
-            return drawn;
+            if lanes != Lanes::Scalar && avx2::usable(vertices) {
+                // SAFETY: as above, for AVX2.
+                let run = |b| unsafe { avx2::triangles(self, vertices, b, cull, out) };
+                return batches().map(run).sum();
+            }
         }
-        let _ = simd;
+        let _ = lanes;
+        let mut drawn = 0;
         for idx in indices.chunks_exact(3) {
             let tri = [
                 &vertices[idx[0] as usize],
@@ -356,6 +415,58 @@ impl Context {
                 &vertices[idx[2] as usize],
             ];
             drawn += u64::from(self.triangle(tri, cull, out));
+        }
+        drawn
+    }
+
+    /// Pushes, in lane order, the records of the `live` lanes of a vector set-up's batch
+    /// (`idx`: its indices) and the scalar set-up of its `clipped` lanes; returns how many
+    /// pushed a piece. A loop over set bits: whether a lane is culled is a coin toss that a
+    /// branch per lane would often guess wrong.
+    #[allow(clippy::too_many_arguments)]
+    #[cfg_attr(
+        not(all(target_arch = "x86_64", not(feature = "force-scalar"))),
+        allow(dead_code)
+    )]
+    fn push_lanes(
+        &self,
+        lanes: &Lanes8,
+        live: u8,
+        clipped: u8,
+        vertices: &[Vertex],
+        idx: &[u32],
+        cull: Option<CullMode>,
+        out: &mut Vec<Tri>,
+    ) -> u64 {
+        let mut drawn = 0;
+        let mut todo = live | clipped;
+        out.reserve(todo.count_ones() as usize);
+        while todo != 0 {
+            let l = todo.trailing_zeros() as usize;
+            todo &= todo - 1;
+            let bit = 1u8 << l;
+            if clipped & bit != 0 {
+                let k = &idx[3 * l..3 * l + 3];
+                let v = [0, 1, 2].map(|c| &vertices[k[c] as usize]);
+                drawn += u64::from(self.triangle(v, cull, out));
+            } else {
+                let lane = |e: u8| (e >> l) & 1;
+                let [xs, ys] = [&lanes.x, &lanes.y];
+                out.push(Tri {
+                    x: [xs[0][l], xs[1][l], xs[2][l]],
+                    y: [ys[0][l], ys[1][l], ys[2][l]],
+                    bbox: lanes.bounds.map(|b| b[l] as u16),
+                    zr: lanes.depth[0][l],
+                    dzdx: lanes.depth[1][l],
+                    dzdy: lanes.depth[2][l],
+                    top_left: lane(lanes.edges[0])
+                        | lane(lanes.edges[1]) << 1
+                        | lane(lanes.edges[2]) << 2,
+                    plain: lanes.plain & bit != 0,
+                    compact: lanes.compact & bit != 0,
+                });
+                drawn += 1;
+            }
         }
         drawn
     }
