@@ -97,10 +97,10 @@ struct Lanes8 {
 )]
 pub(crate) enum Lanes {
     Scalar,
-    /// AVX2: the set-up, eight triangles at a time.
+    /// AVX2: the set-up, eight triangles at a time, and the transform, eight vertices.
     Avx2,
     /// AVX-512 F, BW, VL and DQ: the set-up, eight triangles at a time, and the transform,
-    /// sixteen vertices at a time.
+    /// sixteen vertices.
     Avx512,
 }
 
@@ -348,8 +348,8 @@ impl Context {
     }
 
     /// [`Context::vertex`] of `m · (p, 1)` for each of `positions`, into `out` (as long). With
-    /// [`Lanes::Avx512`], sixteen at a time in vector lanes ([`avx512::vertices`]), with the
-    /// same bits.
+    /// [`Lanes::Avx512`] sixteen at a time in vector lanes ([`avx512::vertices`]), with
+    /// [`Lanes::Avx2`] eight ([`avx2::vertices`]), with the same bits.
     pub fn vertices(&self, m: &Mat4, positions: &[Vec3], out: &mut [Vertex], lanes: Lanes) {
         assert_eq!(positions.len(), out.len(), "one vertex per position");
         #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
@@ -358,6 +358,15 @@ impl Context {
             for (p, v) in positions.chunks(n).zip(out.chunks_mut(n)) {
                 // SAFETY: `usable` checked the CPU's features; `p` and `v` are as long.
                 unsafe { avx512::vertices(self, m, p, v) };
+            }
+            return;
+        }
+        #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+        if lanes != Lanes::Scalar && avx2::usable(&[]) {
+            let n = avx2::VERTEX_LANES;
+            for (p, v) in positions.chunks(n).zip(out.chunks_mut(n)) {
+                // SAFETY: `usable` checked the CPU's features; `p` and `v` are as long.
+                unsafe { avx2::vertices(self, m, p, v) };
             }
             return;
         }

@@ -6,7 +6,13 @@
 
 use std::arch::x86_64::*;
 
-use super::{Context, CullMode, HALF, Lanes8, NON_FINITE, SUB_BITS, Tri, Vertex};
+use glam::{Mat4, Vec3, Vec4};
+
+use super::{
+    Context, CullMode, FIXED_LIMIT, HALF, Lanes8, NON_FINITE, PLANE_BOTTOM, PLANE_FAR, PLANE_LEFT,
+    PLANE_NEAR, PLANE_RIGHT, PLANE_TOP, PLANE_W, SUB_BITS, Tri, VIEW_BOTTOM, VIEW_LEFT, VIEW_RIGHT,
+    VIEW_TOP, Vertex, W_MIN,
+};
 
 /// Triangles per call of [`triangles`].
 pub(super) const LANES: usize = 8;
@@ -355,6 +361,152 @@ pub(super) unsafe fn triangles(
         compact,
     };
     ctx.push_lanes(&lanes, live, clipped, vertices, idx, cull, out)
+}
+
+/// Vertices per call of [`vertices`].
+pub(super) const VERTEX_LANES: usize = 8;
+
+/// Transforms the (1 to [`VERTEX_LANES`]) `positions` by `m` into `out`, as
+/// `ctx.vertex(m * p.extend(1.0))` does one by one, with the same bits (the AVX-512 transform's
+/// steps, [`super::avx512::vertices`], in eight lanes with the masks as vectors).
+///
+/// # Safety
+/// The CPU must support AVX2 ([`usable`]); `out` is as long as `positions`.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn vertices(ctx: &Context, m: &Mat4, positions: &[Vec3], out: &mut [Vertex]) {
+    let n = positions.len();
+    debug_assert!((1..=VERTEX_LANES).contains(&n) && out.len() == n);
+    // The positions' components, lane by lane (missing lanes 0).
+    let mut p = [[0.0f32; VERTEX_LANES]; 3];
+    for (l, v) in positions.iter().enumerate() {
+        (p[0][l], p[1][l], p[2][l]) = (v.x, v.y, v.z);
+    }
+    // SAFETY: each array holds eight f32s.
+    let [px, py, pz] = p.map(|c| unsafe { _mm256_loadu_ps(c.as_ptr()) });
+    let one = _mm256_set1_ps(1.0);
+    let row = |r: usize| {
+        let col = |v: Vec4| _mm256_set1_ps(v[r]);
+        let mut res = _mm256_mul_ps(col(m.x_axis), px);
+        res = _mm256_add_ps(res, _mm256_mul_ps(col(m.y_axis), py));
+        res = _mm256_add_ps(res, _mm256_mul_ps(col(m.z_axis), pz));
+        _mm256_add_ps(res, _mm256_mul_ps(col(m.w_axis), one))
+    };
+    let (x, y, z, w) = (row(0), row(1), row(2), row(3));
+
+    // `Context::vertex`, the masks as all-ones lanes. Not finite: v − v is not 0.
+    let zero = _mm256_setzero_ps();
+    let bad = |v: __m256| _mm256_cmp_ps::<_CMP_NEQ_UQ>(_mm256_sub_ps(v, v), zero);
+    let not_finite = _mm256_or_ps(_mm256_or_ps(bad(x), bad(y)), _mm256_or_ps(bad(z), bad(w)));
+    let lt = |a: __m256, b: __m256| _mm256_cmp_ps::<_CMP_LT_OQ>(a, b);
+    let bit = |k: __m256, plane: u16| {
+        _mm256_and_si256(_mm256_castps_si256(k), _mm256_set1_epi32(i32::from(plane)))
+    };
+    let (gx, gy) = (_mm256_set1_ps(ctx.guard_x), _mm256_set1_ps(ctx.guard_y));
+    let planes = [
+        bit(lt(_mm256_sub_ps(w, _mm256_set1_ps(W_MIN)), zero), PLANE_W),
+        bit(lt(z, zero), PLANE_NEAR),
+        bit(lt(_mm256_sub_ps(w, z), zero), PLANE_FAR),
+        bit(lt(_mm256_add_ps(x, _mm256_mul_ps(gx, w)), zero), PLANE_LEFT),
+        bit(
+            lt(_mm256_sub_ps(_mm256_mul_ps(gx, w), x), zero),
+            PLANE_RIGHT,
+        ),
+        bit(
+            lt(_mm256_add_ps(y, _mm256_mul_ps(gy, w)), zero),
+            PLANE_BOTTOM,
+        ),
+        bit(lt(_mm256_sub_ps(_mm256_mul_ps(gy, w), y), zero), PLANE_TOP),
+    ]
+    .into_iter()
+    .fold(_mm256_setzero_si256(), |acc, b| _mm256_or_si256(acc, b));
+    let neg_w = _mm256_sub_ps(zero, w);
+    let view = [
+        bit(lt(x, neg_w), VIEW_LEFT),
+        bit(lt(w, x), VIEW_RIGHT),
+        bit(lt(y, neg_w), VIEW_BOTTOM),
+        bit(lt(w, y), VIEW_TOP),
+    ]
+    .into_iter()
+    .fold(_mm256_setzero_si256(), |acc, b| _mm256_or_si256(acc, b));
+    let clip_mask = _mm256_set1_epi32(i32::from(ctx.clip_mask));
+    let mut code = _mm256_or_si256(_mm256_and_si256(planes, clip_mask), view);
+    let finite = _mm256_xor_si256(_mm256_castps_si256(not_finite), _mm256_set1_epi32(-1));
+    // Inside every clip plane in force, and finite: projected.
+    let inside = _mm256_and_si256(
+        _mm256_cmpeq_epi32(_mm256_and_si256(code, clip_mask), _mm256_setzero_si256()),
+        finite,
+    );
+    let inv = _mm256_div_ps(one, w);
+    let sx = _mm256_mul_ps(
+        _mm256_add_ps(_mm256_mul_ps(x, inv), one),
+        _mm256_set1_ps(ctx.scale_x),
+    );
+    let sy = _mm256_mul_ps(
+        _mm256_sub_ps(one, _mm256_mul_ps(y, inv)),
+        _mm256_set1_ps(ctx.scale_y),
+    );
+    let sz = _mm256_mul_ps(z, inv);
+    let abs = |v: __m256| _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(i32::MAX)));
+    let limit = _mm256_set1_ps(FIXED_LIMIT);
+    let fits = |v: __m256| _mm256_castps_si256(_mm256_cmp_ps::<_CMP_LE_OQ>(abs(v), limit));
+    let projected = _mm256_and_si256(
+        _mm256_and_si256(
+            inside,
+            _mm256_andnot_si256(_mm256_castps_si256(bad(sz)), fits(sx)),
+        ),
+        fits(sy),
+    );
+    // A vertex that could not be projected is not finite; one not finite is nothing else.
+    let non_finite = _mm256_set1_epi32(i32::from(NON_FINITE));
+    code = _mm256_or_si256(
+        code,
+        _mm256_and_si256(_mm256_andnot_si256(projected, inside), non_finite),
+    );
+    code = _mm256_blendv_epi8(code, non_finite, _mm256_castps_si256(not_finite));
+    let fx = _mm256_and_si256(_mm256_cvtps_epi32(sx), projected);
+    let fy = _mm256_and_si256(_mm256_cvtps_epi32(sy), projected);
+    let fz = _mm256_and_si256(_mm256_castps_si256(sz), projected);
+
+    // Records of eight 4-byte words: clip x, y, z, w, x, y, z, code (pad 0): an 8 × 8
+    // transpose.
+    let cast = _mm256_castps_si256;
+    let r = [cast(x), cast(y), cast(z), cast(w), fx, fy, fz, code];
+    let a: [__m256i; 8] = std::array::from_fn(|i| {
+        let (p, q) = (r[i & !1], r[i | 1]);
+        if i & 1 == 0 {
+            _mm256_unpacklo_epi32(p, q)
+        } else {
+            _mm256_unpackhi_epi32(p, q)
+        }
+    });
+    // a[2k]: words 2k, 2k + 1 of lanes 0, 1 | 4, 5; a[2k + 1]: of lanes 2, 3 | 6, 7.
+    let b: [__m256i; 8] = std::array::from_fn(|i| {
+        let (h, j) = (i / 4, i % 4);
+        let (p, q) = (a[4 * h + (j & 1)], a[4 * h + 2 + (j & 1)]);
+        if j < 2 {
+            _mm256_unpacklo_epi64(p, q)
+        } else {
+            _mm256_unpackhi_epi64(p, q)
+        }
+    });
+    // b[4h + j]: words 4h..4h + 4 of lanes (j = 0: 0 | 4; 1: 2 | 6; 2: 1 | 5; 3: 3 | 7).
+    let lane_of = [0usize, 2, 1, 3];
+    let dst = out.as_mut_ptr().cast::<__m256i>();
+    for (j, &l) in lane_of.iter().enumerate() {
+        for (half, sel) in [(0usize, 0x20), (1, 0x31)] {
+            let rec = if sel == 0x20 {
+                _mm256_permute2x128_si256::<0x20>(b[j], b[4 + j])
+            } else {
+                _mm256_permute2x128_si256::<0x31>(b[j], b[4 + j])
+            };
+            let lane = l + 4 * half;
+            if lane < n {
+                // SAFETY: record `lane` is inside `out`; it is written whole (its fields any
+                // bits, its pad 0).
+                unsafe { _mm256_storeu_si256(dst.add(lane), rec) };
+            }
+        }
+    }
 }
 
 /// Two 32-bit lanes of eight as one 64-bit word each, `lo` in the low half: lanes 0–3, then

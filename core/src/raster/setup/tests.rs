@@ -200,8 +200,8 @@ fn vertex_bits(v: &Vertex) -> ([u32; 4], i32, i32, u32, u16, u16) {
 /// time (whole and partial groups of sixteen), on targets of many sizes.
 #[test]
 fn vertex_transform_simd_matches_scalar() {
-    if Lanes::of(CpuExtension::Avx512bw) != Lanes::Avx512 {
-        eprintln!("skipped: this build or CPU has no AVX-512 F, BW, VL and DQ");
+    let lanes = vector_lanes();
+    if lanes.is_empty() {
         return;
     }
     let mut rng = Rng::xorshift64(0x7665_7274_6578);
@@ -241,17 +241,21 @@ fn vertex_transform_simd_matches_scalar() {
                 Vec3::new(c(), c(), c())
             })
             .collect();
-        let mut simd = vec![Vertex::default(); n];
         let mut scalar = vec![Vertex::default(); n];
-        ctx.vertices(&m, &positions, &mut simd, Lanes::Avx512);
         ctx.vertices(&m, &positions, &mut scalar, Lanes::Scalar);
-        for (k, (a, b)) in simd.iter().zip(&scalar).enumerate() {
-            assert_eq!(
-                vertex_bits(a),
-                vertex_bits(b),
-                "round {round}, vertex {k} of {n}, {w}×{h}: {:?} by {m:?}",
-                positions[k]
-            );
+        for &l in &lanes {
+            let mut simd = vec![Vertex::default(); n];
+            ctx.vertices(&m, &positions, &mut simd, l);
+            for (k, (a, b)) in simd.iter().zip(&scalar).enumerate() {
+                assert_eq!(
+                    vertex_bits(a),
+                    vertex_bits(b),
+                    "{l:?}, round {round}, vertex {k} of {n}, {w}×{h}: {:?} by {m:?}",
+                    positions[k]
+                );
+            }
+        }
+        for b in &scalar {
             match b.code {
                 c if c & super::NON_FINITE != 0 => bad += 1,
                 c if c & ctx.clip_mask != 0 => outside += 1,
