@@ -1,5 +1,5 @@
-//! Triangle set-up eight triangles at a time with AVX2: the AVX-512 set-up's steps
-//! ([`super::avx512`]) on CPUs without AVX-512. The integer steps run in eight 32-bit lanes,
+//! Triangle set-up eight triangles at a time, and the vertex transform eight vertices at a
+//! time, with AVX2: the AVX-512 code's steps ([`super::avx512`]) on CPUs without AVX-512. The integer steps run in eight 32-bit lanes,
 //! the f64 ones in two halves of four lanes, and every predicate becomes an 8-bit mask (lane l
 //! in bit l). The records are the scalar set-up's, bit for bit, in the same order (see the
 //! AVX-512 module for why each step is exact; the tests in `setup::tests` compare them).
