@@ -402,30 +402,39 @@ impl Context {
     ) -> u64 {
         #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
         if self.unbiased() {
-            // Whole triangles, eight at a time.
-            let batches = || indices[..indices.len() / 3 * 3].chunks(24);
+            // Whole triangles, a batch of lanes at a time.
+            let batches = |n: usize| indices[..indices.len() / 3 * 3].chunks(3 * n);
             if lanes == Lanes::Avx512 && avx512::usable(vertices) {
                 // SAFETY: `usable` checked the CPU's features and the vertex count.
                 let run = |b| unsafe { avx512::triangles(self, vertices, b, cull, out) };
-                return batches().map(run).sum();
+                return batches(avx512::LANES).map(run).sum();
             }
             if lanes != Lanes::Scalar && avx2::usable(vertices) {
                 // SAFETY: as above, for AVX2.
                 let run = |b| unsafe { avx2::triangles(self, vertices, b, cull, out) };
-                return batches().map(run).sum();
+                return batches(avx2::LANES).map(run).sum();
             }
         }
         let _ = lanes;
-        let mut drawn = 0;
-        for idx in indices.chunks_exact(3) {
-            let tri = [
-                &vertices[idx[0] as usize],
-                &vertices[idx[1] as usize],
-                &vertices[idx[2] as usize],
-            ];
-            drawn += u64::from(self.triangle(tri, cull, out));
-        }
-        drawn
+        self.one_by_one(vertices, indices, cull, out)
+    }
+
+    /// [`Context::triangle`] of each triangle of `indices` (three per triangle), in order;
+    /// returns how many pushed a piece. Panics on an index that names no vertex.
+    fn one_by_one(
+        &self,
+        vertices: &[Vertex],
+        indices: &[u32],
+        cull: Option<CullMode>,
+        out: &mut Vec<Tri>,
+    ) -> u64 {
+        indices
+            .chunks_exact(3)
+            .map(|k| {
+                let tri = [0, 1, 2].map(|c| &vertices[k[c] as usize]);
+                u64::from(self.triangle(tri, cull, out))
+            })
+            .sum()
     }
 
     /// Pushes, in lane order, the records of the `live` lanes of a vector set-up's batch
@@ -455,9 +464,7 @@ impl Context {
             todo &= todo - 1;
             let bit = 1u8 << l;
             if clipped & bit != 0 {
-                let k = &idx[3 * l..3 * l + 3];
-                let v = [0, 1, 2].map(|c| &vertices[k[c] as usize]);
-                drawn += u64::from(self.triangle(v, cull, out));
+                drawn += self.one_by_one(vertices, &idx[3 * l..3 * l + 3], cull, out);
             } else {
                 let lane = |e: u8| (e >> l) & 1;
                 let [xs, ys] = [&lanes.x, &lanes.y];

@@ -485,27 +485,21 @@ fn edges_in_i32(
     across: i32,
     down: i32,
 ) -> Option<([i64; 3], [i64; 3], [i64; 3])> {
-    if t.compact {
-        // Every value over the kernels' groups is under 2³¹ (`Tri::compact`): no check.
-        let mut e = [0i64; 3];
-        let mut sx = [0i64; 3];
-        let mut sy = [0i64; 3];
-        for i in 0..3 {
-            (e[i], sx[i], sy[i]) = edge_at(t, i, x, y);
-        }
-        return Some((e, sx, sy));
-    }
     let mut e = [0i64; 3];
     let mut sx = [0i64; 3];
     let mut sy = [0i64; 3];
-    let mut fits = true;
     for i in 0..3 {
         (e[i], sx[i], sy[i]) = edge_at(t, i, x, y);
-        let reach = e[i].unsigned_abs()
-            + u64::from(across.unsigned_abs()) * sx[i].unsigned_abs()
-            + u64::from(down.unsigned_abs()) * sy[i].unsigned_abs();
-        fits &= reach <= i32::MAX as u64;
     }
+    // Every value over the kernels' groups of a compact triangle is under 2³¹
+    // (`Tri::compact`): no check.
+    let fits = t.compact
+        || (0..3).all(|i| {
+            let reach = e[i].unsigned_abs()
+                + u64::from(across.unsigned_abs()) * sx[i].unsigned_abs()
+                + u64::from(down.unsigned_abs()) * sy[i].unsigned_abs();
+            reach <= i32::MAX as u64
+        });
     fits.then_some((e, sx, sy))
 }
 

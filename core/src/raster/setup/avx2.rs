@@ -176,17 +176,13 @@ pub(super) unsafe fn triangles(
 ) -> u64 {
     let n = idx.len() / 3;
     debug_assert!((1..=LANES).contains(&n) && idx.len() == 3 * n);
-    let scalar = |out: &mut Vec<Tri>, k: &[u32]| {
-        let v = [0, 1, 2].map(|c| &vertices[k[c] as usize]);
-        u64::from(ctx.triangle(v, cull, out))
-    };
     // The corners' indices, lane by lane; missing lanes take vertex 0.
     let mut index = [[0i32; LANES]; 3];
     for (l, k) in idx.chunks_exact(3).enumerate() {
         for c in 0..3 {
             if k[c] as usize >= vertices.len() {
                 // An index names no vertex: the scalar set-up's slice indexing reports it.
-                return idx.chunks_exact(3).map(|k| scalar(out, k)).sum();
+                return ctx.one_by_one(vertices, idx, cull, out);
             }
             index[c][l] = k[c] as i32;
         }

@@ -76,13 +76,7 @@ pub(super) unsafe fn triangles(
     // SAFETY: the CPU features are the caller's contract.
     let Some([c0, c1, c2]) = (unsafe { corners(vertices, idx) }) else {
         // An index names no vertex: the scalar set-up's slice indexing reports it.
-        return idx
-            .chunks_exact(3)
-            .map(|k| {
-                let v = [0, 1, 2].map(|c| &vertices[k[c] as usize]);
-                u64::from(ctx.triangle(v, cull, out))
-            })
-            .sum();
+        return ctx.one_by_one(vertices, idx, cull, out);
     };
     // Lanes past the last triangle are not triangles.
     let absent = !((1u16 << n) - 1) as __mmask8;
