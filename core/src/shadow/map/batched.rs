@@ -406,7 +406,29 @@ pub(crate) struct Sorted {
     /// Each lookup's slice, in call order ([`SCALAR`] for the scalar sampler's): two bytes a
     /// lookup, where a position per batched lookup took eight.
     route: Vec<u16>,
-    scalar: Vec<(Coord, usize)>,
+    /// The scalar sampler's lookups: the flushed coordinate, the position in the call and the
+    /// reference.
+    scalar: Vec<(Coord, usize, f32)>,
+    /// Which slices have a batch ([`ShadowMap::batched_slices`]).
+    batched: Vec<bool>,
+}
+
+impl Sorted {
+    /// The lookups sorted so far.
+    pub(crate) fn len(&self) -> usize {
+        self.route.len()
+    }
+
+    /// Makes room for `times` as many lookups as are sorted now, slice by slice (for parts
+    /// whose items make about as many lookups each as the first).
+    pub(crate) fn reserve_like(&mut self, times: usize) {
+        for (uv, refs) in self.uv.iter_mut().zip(&mut self.refs) {
+            let n = uv.len().saturating_mul(times);
+            uv.reserve(n);
+            refs.reserve(n);
+        }
+        self.route.reserve(self.route.len().saturating_mul(times));
+    }
 }
 
 /// [`Sorted::route`] of a lookup that goes to the scalar sampler.
@@ -421,18 +443,19 @@ impl ShadowMap {
     /// # Panics
     /// If `refs` or `out` is shorter than `coords`.
     pub fn compare_batch(&self, coords: &[Vec3], refs: &[f32], out: &mut [f32]) {
-        let refs = &refs[..coords.len()];
-        let sorted = self.sort_lookups(coords, refs);
-        self.compare_sorted(&sorted, refs, &mut out[..coords.len()], true);
+        let sorted = self.sort_lookups(coords, &refs[..coords.len()]);
+        self.compare_sorted(&sorted, &mut out[..coords.len()], true);
     }
 
     /// [`ShadowMap::compare_batch`] of lookups sorted by [`ShadowMap::sort_lookups`] whose
     /// tiles ([`ShadowMap::sorted_needs`]) are drawn already, so they are not looked for again.
-    pub(crate) fn compare_batch_drawn(&self, sorted: &Sorted, refs: &[f32], out: &mut [f32]) {
-        self.compare_sorted(sorted, refs, out, false);
+    pub(crate) fn compare_batch_drawn(&self, sorted: &Sorted, out: &mut [f32]) {
+        self.compare_sorted(sorted, out, false);
     }
 
-    fn compare_sorted(&self, sorted: &Sorted, refs: &[f32], out: &mut [f32], mark: bool) {
+    /// The answers of `sorted`'s lookups into `out`, in call order; `mark`: the tiles they
+    /// read are looked for (and drawn) first.
+    pub(crate) fn compare_sorted(&self, sorted: &Sorted, out: &mut [f32], mark: bool) {
         crate::zone!("penumbra::ShadowMap::compare_batch");
         let reader = self.batch_reader(!sorted.scalar.is_empty(), |t, needs| {
             if mark {
@@ -440,12 +463,12 @@ impl ShadowMap {
             } else {
                 // Drawn already, but maybe without their texels, which the scalar sampler
                 // reads (see `Resident::texels`).
-                for (coord, _) in &sorted.scalar {
+                for (coord, ..) in &sorted.scalar {
                     self.need_coord(t, needs, coord);
                 }
             }
         });
-        for &(coord, i) in &sorted.scalar {
+        for &(coord, i, r) in &sorted.scalar {
             let args = SampleArgs {
                 coord,
                 lod: LodMode::Zero,
@@ -453,8 +476,7 @@ impl ShadowMap {
                 clamp: None,
             };
             out[i] = validated(
-                self.sampler
-                    .sample_cmp(Some(reader.texture()), &args, refs[i]),
+                self.sampler.sample_cmp(Some(reader.texture()), &args, r),
                 1.0,
             );
         }
@@ -545,37 +567,81 @@ impl ShadowMap {
         }
     }
 
-    /// Routes each lookup once: to a slice's batched path, or to the scalar sampler.
-    pub(crate) fn sort_lookups(&self, coords: &[Vec3], refs: &[f32]) -> Sorted {
+    /// An empty [`Sorted`] for lookups of this map.
+    pub(crate) fn sorted(&self) -> Sorted {
         let batched = self.batched_slices();
         let slices = batched.len();
-        let mut sorted = Sorted {
+        Sorted {
             uv: vec![Vec::new(); slices],
             refs: vec![Vec::new(); slices],
-            route: Vec::with_capacity(coords.len()),
+            route: Vec::new(),
             scalar: Vec::new(),
-        };
-        for (i, (c, &r)) in coords.iter().zip(refs).enumerate() {
-            match self.route(c, &batched) {
-                Route::Batch(s, at) => {
-                    if sorted.uv[s].capacity() == 0 {
-                        // Room for every lookup in the first slice reached (most batches read
-                        // one or two): no copies as the lists grow.
-                        let n = coords.len() - i;
-                        sorted.uv[s].reserve(n);
-                        sorted.refs[s].reserve(n);
-                    }
-                    sorted.uv[s].push(at);
-                    sorted.refs[s].push(r);
-                    sorted.route.push(s as u16);
-                }
-                Route::Scalar(coord) => {
-                    sorted.scalar.push((coord, i));
-                    sorted.route.push(SCALAR);
-                }
-            }
+            batched,
+        }
+    }
+
+    /// Routes each lookup once: to a slice's batched path, or to the scalar sampler.
+    pub(crate) fn sort_lookups(&self, coords: &[Vec3], refs: &[f32]) -> Sorted {
+        let mut sorted = self.sorted();
+        sorted.route.reserve(coords.len());
+        for (c, &r) in coords.iter().zip(refs) {
+            self.sort_one(&mut sorted, c, r, coords.len());
         }
         sorted
+    }
+
+    /// Routes lookups `taps`, all with the reference `depth`, after those `sorted` holds:
+    /// the same as [`ShadowMap::sort_lookups`] of them all at once. Taps of one 2D slice (a
+    /// filter's taps round one point) are routed together: their slice once, then each tap
+    /// flushed and pushed.
+    pub(crate) fn sort_more(&self, sorted: &mut Sorted, taps: &[Vec3], depth: f32) {
+        let Some(first) = taps.first() else {
+            return;
+        };
+        if !self.cube && taps.iter().all(|t| t.z.to_bits() == first.z.to_bits()) {
+            // `route` of a 2D lookup: the slice depends on the flushed z alone.
+            let count = u32::try_from(sorted.batched.len()).unwrap_or(u32::MAX);
+            let z = Coord([0.0, 0.0, first.z, 0.0]).flushed().0[2];
+            let s = array_slice(z, count) as usize;
+            if s < usize::from(SCALAR) && sorted.batched.get(s).copied() == Some(true) {
+                let uv = &mut sorted.uv[s];
+                uv.extend(taps.iter().map(|t| {
+                    let [x, y, ..] = Coord([t.x, t.y, 0.0, 0.0]).flushed().0;
+                    [x, y]
+                }));
+                let n = taps.len();
+                sorted.refs[s].extend(std::iter::repeat_n(depth, n));
+                sorted.route.extend(std::iter::repeat_n(s as u16, n));
+                return;
+            }
+        }
+        for c in taps {
+            self.sort_one(sorted, c, depth, 0);
+        }
+    }
+
+    /// Routes one lookup after those `sorted` holds; `hint`: how many lookups the call
+    /// routes in all (room for them is made in the first slice reached).
+    fn sort_one(&self, sorted: &mut Sorted, c: &Vec3, r: f32, hint: usize) {
+        let i = sorted.route.len();
+        match self.route(c, &sorted.batched) {
+            Route::Batch(s, at) => {
+                if sorted.uv[s].capacity() == 0 {
+                    // Room for every lookup in the first slice reached (most batches read
+                    // one or two): no copies as the lists grow.
+                    let n = hint.saturating_sub(i);
+                    sorted.uv[s].reserve(n);
+                    sorted.refs[s].reserve(n);
+                }
+                sorted.uv[s].push(at);
+                sorted.refs[s].push(r);
+                sorted.route.push(s as u16);
+            }
+            Route::Scalar(coord) => {
+                sorted.scalar.push((coord, i, r));
+                sorted.route.push(SCALAR);
+            }
+        }
     }
 
     /// Marks the tiles the sorted lookups read.
@@ -583,8 +649,114 @@ impl ShadowMap {
         for (s, list) in sorted.uv.iter().enumerate() {
             t.need_2d_taps(needs, s, list);
         }
-        for (coord, _) in &sorted.scalar {
+        for (coord, ..) in &sorted.scalar {
             self.need_coord(t, needs, coord);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::Vec3;
+
+    use super::Sorted;
+    use crate::desc::AddressMode;
+    use crate::shadow::{Light, Occluder, Scene, ShadowMap, shadow_sampler};
+
+    /// `a` and `b` hold the same lookups, bit for bit and in the same order.
+    fn assert_same(a: &Sorted, b: &Sorted, what: &str) {
+        let bits = |v: &[[f32; 2]]| v.iter().map(|c| c.map(f32::to_bits)).collect::<Vec<_>>();
+        let ref_bits = |v: &[f32]| v.iter().map(|r| r.to_bits()).collect::<Vec<_>>();
+        assert_eq!(a.route, b.route, "{what}: routes");
+        for (s, (ua, ub)) in a.uv.iter().zip(&b.uv).enumerate() {
+            assert_eq!(bits(ua), bits(ub), "{what}: slice {s} positions");
+            assert_eq!(
+                ref_bits(&a.refs[s]),
+                ref_bits(&b.refs[s]),
+                "{what}: slice {s} refs"
+            );
+        }
+        let scalar = |s: &Sorted| {
+            s.scalar
+                .iter()
+                .map(|(c, i, r)| (c.0.map(f32::to_bits), *i, r.to_bits()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(scalar(a), scalar(b), "{what}: scalar lookups");
+    }
+
+    /// Taps routed a filter's worth at a time as the batched PBR filters record them
+    /// (`sort_more`: one slice for a group on one 2D slice) sort exactly as all of them routed
+    /// at once (`sort_lookups`): the same slices, flushed positions, references and scalar
+    /// lookups, in the same order. Groups on one slice, on several, on slices past the array
+    /// or NaN, with denormal, −0 and non-finite coordinates; a cascaded map, a cube map and a
+    /// map without batches (MIRROR takes the reference path).
+    #[test]
+    fn taps_sorted_group_by_group_sort_as_all_at_once() {
+        let mirrored = |mut light: Light| {
+            light.sampler = shadow_sampler(light.depth, AddressMode::Mirror);
+            light
+        };
+        let mut scene = Scene::default();
+        scene.add(Occluder::cuboid(
+            Vec3::new(-10.0, -1.0, -10.0),
+            Vec3::new(10.0, 0.0, 10.0),
+        ));
+        scene.add(Occluder::cuboid(
+            Vec3::new(-1.0, 0.0, -1.0),
+            Vec3::new(1.0, 2.0, 1.0),
+        ));
+        let down = Vec3::new(0.3, -1.0, 0.2);
+        let lights = [
+            Light::cascaded(down, Vec3::ZERO, vec![4.0, 8.0, 16.0], 1.0),
+            Light::point(Vec3::new(0.0, 4.0, 0.0), 20.0, 1.0),
+            mirrored(Light::directional(down, 1.0)),
+        ];
+        let mut rng = penumbra_testkit::Rng::xorshift64(0x736f_7274);
+        for light in lights {
+            let map = ShadowMap::render(light.with_resolution(64), &scene).unwrap();
+            let slices = map.view_proj().len() as f32;
+            let coord = |rng: &mut penumbra_testkit::Rng| match rng.below_mod(12) {
+                0 => rng.f32_special(),
+                1 => 1e-40,
+                2 => -0.0,
+                _ => rng.f32_in(-1.05, 1.05),
+            };
+            let (mut taps, mut refs) = (Vec::new(), Vec::new());
+            let mut sorted = map.sorted();
+            for _ in 0..500 {
+                let z = match rng.below_mod(10) {
+                    0 => f32::NAN,
+                    1 => -0.0,
+                    2 => 1e-40,
+                    3 => slices + 2.0,
+                    4 => -2.7,
+                    5 => 0.5,
+                    _ => (rng.f32_unit() * slices).floor(),
+                };
+                let mixed = rng.below_mod(6) == 0;
+                let depth = rng.f32_in(-0.1, 1.1);
+                let group: Vec<Vec3> = (0..1 + rng.below_mod(13))
+                    .map(|_| {
+                        let z = if mixed {
+                            (rng.f32_unit() * slices).floor()
+                        } else {
+                            z
+                        };
+                        Vec3::new(coord(&mut rng), coord(&mut rng), z)
+                    })
+                    .collect();
+                map.sort_more(&mut sorted, &group, depth);
+                refs.extend(std::iter::repeat_n(depth, group.len()));
+                taps.extend(group);
+            }
+            let what = format!("{:?}", map.light().kind);
+            assert_same(&sorted, &map.sort_lookups(&taps, &refs), &what);
+            assert!(
+                sorted.route.iter().any(|&s| s != super::SCALAR)
+                    == map.batched_slices().contains(&true),
+                "{what}: batched lookups where the map has batches"
+            );
         }
     }
 }

@@ -37,17 +37,13 @@ impl Lookups for Now {
     }
 }
 
-/// The taps of a first pass (each answered 0 for now).
-#[derive(Default)]
-pub(super) struct Record {
-    pub(super) taps: Vec<Vec3>,
-    pub(super) depths: Vec<f32>,
-}
+/// The taps of a first pass, routed as they come (each answered 0 for now): the lookups that
+/// [`ShadowMap::sort_lookups`] of them all would give, without a list of the taps first.
+pub(super) struct Record(pub(super) Sorted);
 
 impl Lookups for Record {
-    fn compare_many(&mut self, _: &ShadowMap, taps: &[Vec3], depth: f32, out: &mut [f32]) {
-        self.taps.extend_from_slice(taps);
-        self.depths.extend(taps.iter().map(|_| depth));
+    fn compare_many(&mut self, map: &ShadowMap, taps: &[Vec3], depth: f32, out: &mut [f32]) {
+        map.sort_more(&mut self.0, taps, depth);
         out[..taps.len()].fill(0.0);
     }
 }
@@ -81,25 +77,24 @@ pub(super) fn batched<R: Sync>(
 ) {
     let threads = map.tiled().map_or(1, |t| t.threads());
     let record = |part: &[R]| {
-        let mut record = Record::default();
+        let mut record = Record(map.sorted());
         for (k, r) in part.iter().enumerate() {
             factor(&mut record, r);
             if k == 0 {
                 // Receivers make about as many taps each: room for the part's taps now, rather
                 // than a copy of them all at every doubling.
-                let taps = record.taps.len().saturating_mul(part.len());
-                record.taps.reserve(taps);
-                record.depths.reserve(taps);
+                record.0.reserve_like(part.len());
             }
         }
-        record
+        record.0
     };
-    // `sorted`: the taps routed already, and the tiles they read drawn.
-    let finish = |part: &[R], record: &Record, out: &mut [f32], sorted: Option<&Sorted>| {
-        let mut results = vec![0.0; record.taps.len()];
-        match sorted {
-            Some(sorted) => map.compare_batch_drawn(sorted, &record.depths, &mut results),
-            None => map.compare_batch(&record.taps, &record.depths, &mut results),
+    // `drawn`: the tiles the taps read are drawn already.
+    let finish = |part: &[R], sorted: &Sorted, out: &mut [f32], drawn: bool| {
+        let mut results = vec![0.0; sorted.len()];
+        if drawn {
+            map.compare_batch_drawn(sorted, &mut results);
+        } else {
+            map.compare_sorted(sorted, &mut results, true);
         }
         let mut replay = Replay {
             results: &results,
@@ -110,22 +105,21 @@ pub(super) fn batched<R: Sync>(
         }
     };
     if threads <= 1 || receivers.len() < PARALLEL_RECEIVERS {
-        finish(receivers, &record(receivers), out, None);
+        finish(receivers, &record(receivers), out, false);
         return;
     }
     let per = receivers.len().div_ceil(threads * 4);
     let parts: Vec<&[R]> = receivers.chunks(per).collect();
     let records = std::sync::Mutex::new(Vec::with_capacity(parts.len()));
-    // Each part records its taps, routes them and works out the tiles they read; the merged
+    // Each part records and routes its taps and works out the tiles they read; the merged
     // tiles are then drawn in one pass, before any part looks up.
     crate::raster::run_parallel(parts.iter().enumerate(), threads, |(k, part)| {
-        let r = record(part);
-        let sorted = map.sort_lookups(&r.taps, &r.depths);
+        let sorted = record(part);
         let needs = map.sorted_needs(&sorted);
         records
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push((k, r, sorted, needs));
+            .push((k, sorted, needs));
         0
     });
     let mut records = records.into_inner().unwrap_or_else(|e| e.into_inner());
@@ -143,9 +137,9 @@ pub(super) fn batched<R: Sync>(
     let jobs = parts
         .into_iter()
         .zip(out.chunks_mut(per))
-        .zip(records.iter().map(|(_, r, sorted, _)| (r, sorted)));
-    crate::raster::run_parallel(jobs, threads, |((part, out), (record, sorted))| {
-        finish(part, record, out, Some(sorted));
+        .zip(records.iter().map(|(_, sorted, _)| sorted));
+    crate::raster::run_parallel(jobs, threads, |((part, out), sorted)| {
+        finish(part, sorted, out, true);
         0
     });
 }
