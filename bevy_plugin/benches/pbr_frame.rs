@@ -16,7 +16,8 @@
 //!   `PenumbraPlugin` (Bevy's own frame: transforms of 4,001 entities, cascades, assets), in
 //!   the same run: what a frame costs before penumbra adds anything.
 //!
-//! After each group the bench prints the plugin's own split of the last frame
+//! After each group the bench prints the process's CPU time (all threads) and wall time per
+//! frame over every frame it ran, and the plugin's own split of the last frame
 //! (`PenumbraDiagnostics`: rendering vs queries).
 
 use std::time::Duration;
@@ -35,6 +36,8 @@ use bevy_transform::prelude::*;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use penumbra_testkit::Rng;
 
+#[path = "../../benches/support/cpu.rs"]
+mod cpu;
 #[path = "../../benches/support/level.rs"]
 mod level;
 
@@ -171,6 +174,7 @@ fn bench(c: &mut Criterion) {
             };
             app.world_mut().resource_mut::<MoveCamera>().0 = moving;
             let mut frames = 0u64;
+            let (cpu0, wall0) = (cpu::process_cpu_seconds(), std::time::Instant::now());
             group.bench_function(id, |b| {
                 b.iter(|| {
                     frames += 1;
@@ -180,6 +184,17 @@ fn bench(c: &mut Criterion) {
             if frames == 0 || !penumbra {
                 // Filtered out on the command line, or no plugin: nothing of its own to report.
                 continue;
+            }
+            // Every frame the bench ran (warm-up included): the process's CPU time (all
+            // threads, 10 ms clock ticks over seconds of frames) steadier than wall time on a
+            // shared machine.
+            let wall = wall0.elapsed().as_secs_f64() * 1e3 / frames as f64;
+            if let (Some(a), Some(b)) = (cpu0, cpu::process_cpu_seconds()) {
+                println!(
+                    "pbr_frame {name}/{probes}: {frames} frames, {:.3} ms CPU (all threads) and \
+                     {wall:.3} ms wall per frame",
+                    (b - a) * 1e3 / frames as f64
+                );
             }
             let d = app.world().resource::<PenumbraDiagnostics>();
             println!(
