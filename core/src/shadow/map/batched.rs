@@ -434,6 +434,18 @@ impl Sorted {
 /// [`Sorted::route`] of a lookup that goes to the scalar sampler.
 const SCALAR: u16 = u16::MAX;
 
+/// The array slice of a 2D lookup whose flushed coordinate has this `z` (R43), on a map of
+/// `batched.len()` slices.
+fn slice_2d(z: f32, batched: &[bool]) -> usize {
+    array_slice(z, u32::try_from(batched.len()).unwrap_or(u32::MAX)) as usize
+}
+
+/// Whether lookups in slice `s` go through its batch: it has one, and `s` fits
+/// [`Sorted::route`]'s two-byte ids.
+fn has_batch(s: usize, batched: &[bool]) -> bool {
+    s < usize::from(SCALAR) && batched.get(s).copied() == Some(true)
+}
+
 impl ShadowMap {
     /// [`ShadowMap::compare`] of each of `coords` with its own reference, into `out`: the same
     /// bits as one `compare` each. Lookups whose bilinear footprint lies inside one slice (on a
@@ -556,13 +568,10 @@ impl ShadowMap {
             (select_face([x, y, z]).is_some() && inside.contains(&i0) && inside.contains(&j0))
                 .then_some((fc.face as usize, [fc.s, fc.t]))
         } else {
-            let count = u32::try_from(batched.len()).unwrap_or(u32::MAX);
-            Some((array_slice(z, count) as usize, [x, y]))
+            Some((slice_2d(z, batched), [x, y]))
         };
         match slice {
-            Some((s, at)) if s < usize::from(SCALAR) && batched.get(s).copied() == Some(true) => {
-                Route::Batch(s, at)
-            }
+            Some((s, at)) if has_batch(s, batched) => Route::Batch(s, at),
             _ => Route::Scalar(coord),
         }
     }
@@ -600,10 +609,9 @@ impl ShadowMap {
         };
         if !self.cube && taps.iter().all(|t| t.z.to_bits() == first.z.to_bits()) {
             // `route` of a 2D lookup: the slice depends on the flushed z alone.
-            let count = u32::try_from(sorted.batched.len()).unwrap_or(u32::MAX);
             let z = Coord([0.0, 0.0, first.z, 0.0]).flushed().0[2];
-            let s = array_slice(z, count) as usize;
-            if s < usize::from(SCALAR) && sorted.batched.get(s).copied() == Some(true) {
+            let s = slice_2d(z, &sorted.batched);
+            if has_batch(s, &sorted.batched) {
                 let uv = &mut sorted.uv[s];
                 uv.extend(taps.iter().map(|t| {
                     let [x, y, ..] = Coord([t.x, t.y, 0.0, 0.0]).flushed().0;
