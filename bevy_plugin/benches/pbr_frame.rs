@@ -186,10 +186,16 @@ fn bench(c: &mut Criterion) {
                 continue;
             }
             // Every frame the bench ran (warm-up included): the process's CPU time (all
-            // threads, 10 ms clock ticks over seconds of frames) steadier than wall time on a
-            // shared machine.
-            let wall = wall0.elapsed().as_secs_f64() * 1e3 / frames as f64;
-            if let (Some(a), Some(b)) = (cpu0, cpu::process_cpu_seconds()) {
+            // threads) is steadier than wall time on a shared machine. Its clock ticks are
+            // 10 ms, so it is given only over a second or more of frames (not for the single
+            // frame of `cargo test --benches`).
+            let elapsed = wall0.elapsed();
+            let wall = elapsed.as_secs_f64() * 1e3 / frames as f64;
+            if let (Some(a), Some(b), true) = (
+                cpu0,
+                cpu::process_cpu_seconds(),
+                elapsed >= Duration::from_secs(1),
+            ) {
                 println!(
                     "pbr_frame {name}/{probes}: {frames} frames, {:.3} ms CPU (all threads) and \
                      {wall:.3} ms wall per frame",
