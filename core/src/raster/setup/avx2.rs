@@ -29,6 +29,19 @@ pub(super) fn usable(vertices: &[Vertex]) -> bool {
 #[derive(Clone, Copy)]
 struct F64x8([__m256d; 2]);
 
+/// `F64x8` methods applying an AVX2 `__m256d` operation to both halves, lane by lane.
+macro_rules! lanewise {
+    ($($name:ident => $op:ident),* $(,)?) => {
+        $(
+            #[inline]
+            #[target_feature(enable = "avx2")]
+            fn $name(self, o: F64x8) -> F64x8 {
+                self.map2(o, |a, b| $op(a, b))
+            }
+        )*
+    };
+}
+
 /// Lane l's sign bit, in bit l.
 #[inline]
 #[target_feature(enable = "avx2")]
@@ -78,40 +91,13 @@ impl F64x8 {
         F64x8([f(self.0[0], o.0[0]), f(self.0[1], o.0[1])])
     }
 
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    fn add(self, o: F64x8) -> F64x8 {
-        self.map2(o, |a, b| _mm256_add_pd(a, b))
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    fn sub(self, o: F64x8) -> F64x8 {
-        self.map2(o, |a, b| _mm256_sub_pd(a, b))
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    fn mul(self, o: F64x8) -> F64x8 {
-        self.map2(o, |a, b| _mm256_mul_pd(a, b))
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    fn div(self, o: F64x8) -> F64x8 {
-        self.map2(o, |a, b| _mm256_div_pd(a, b))
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    fn min(self, o: F64x8) -> F64x8 {
-        self.map2(o, |a, b| _mm256_min_pd(a, b))
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    fn max(self, o: F64x8) -> F64x8 {
-        self.map2(o, |a, b| _mm256_max_pd(a, b))
+    lanewise! {
+        add => _mm256_add_pd,
+        sub => _mm256_sub_pd,
+        mul => _mm256_mul_pd,
+        div => _mm256_div_pd,
+        min => _mm256_min_pd,
+        max => _mm256_max_pd,
     }
 
     /// |v| (the sign bit cleared).
