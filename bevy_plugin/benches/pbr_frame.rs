@@ -17,8 +17,9 @@
 //!   the same run: what a frame costs before penumbra adds anything.
 //!
 //! After each group the bench prints the process's CPU time (all threads) and wall time per
-//! frame over every frame it ran, and the plugin's own split of the last frame
-//! (`PenumbraDiagnostics`: rendering vs queries).
+//! frame over every frame it ran (and what share of the two cores that CPU time is), then the
+//! last frame's wall time and the plugin's own split of it (`PenumbraDiagnostics`: the
+//! exposure system, rendering vs queries).
 
 use std::time::Duration;
 
@@ -174,11 +175,14 @@ fn bench(c: &mut Criterion) {
             };
             app.world_mut().resource_mut::<MoveCamera>().0 = moving;
             let mut frames = 0u64;
+            let mut last = Duration::ZERO;
             let (cpu0, wall0) = (cpu::process_cpu_seconds(), std::time::Instant::now());
             group.bench_function(id, |b| {
                 b.iter(|| {
                     frames += 1;
-                    app.update()
+                    let start = std::time::Instant::now();
+                    app.update();
+                    last = start.elapsed();
                 })
             });
             if frames == 0 || !penumbra {
@@ -196,18 +200,22 @@ fn bench(c: &mut Criterion) {
                 cpu::process_cpu_seconds(),
                 elapsed >= Duration::from_secs(1),
             ) {
+                let cpu_ms = (b - a) * 1e3 / frames as f64;
                 println!(
-                    "pbr_frame {name}/{probes}: {frames} frames, {:.3} ms CPU (all threads) and \
-                     {wall:.3} ms wall per frame",
-                    (b - a) * 1e3 / frames as f64
+                    "pbr_frame {name}/{probes}: {frames} frames, {cpu_ms:.3} ms CPU (all threads) \
+                     and {wall:.3} ms wall per frame ({:.0} % of the two cores)",
+                    100.0 * cpu_ms / (2.0 * wall)
                 );
             }
             let d = app.world().resource::<PenumbraDiagnostics>();
             println!(
-                "pbr_frame {name}/{probes}: last frame: sync {:.2} ms, render {} maps {:.2} ms, \
+                "pbr_frame {name}/{probes}: last frame: {:.2} ms wall, of which the game \
+                 lights' exposure system {:.2} ms; sync {:.2} ms, render {} maps {:.2} ms, \
                  {} tiles drawn ({:.2} ms rasterizing, {:.2} ms layout, all threads; \
                  {:.2} ms wall; {} triangle pieces skipped by the coarse depth test), \
                  queries {:.2} ms besides",
+                last.as_secs_f64() * 1e3,
+                d.update_pbr_exposure.as_secs_f64() * 1e3,
                 d.sync_occluders.as_secs_f64() * 1e3,
                 d.pbr_maps_rendered,
                 d.render_pbr_maps.as_secs_f64() * 1e3,
