@@ -164,11 +164,16 @@ impl LayoutTargets<'_> {
     /// # Safety
     /// No other thread writes or reads tile `t` (its texels and the keys its region owns)
     /// meanwhile.
-    pub(super) unsafe fn store(&self, map: &Tiled, t: usize, values: &TileValues, texels: bool) {
+    pub(super) unsafe fn store(
+        &self,
+        map: &Tiled,
+        slice: usize,
+        [x0, y0, x1, y1]: [u32; 4],
+        values: &TileValues,
+        stride: usize,
+        texels: bool,
+    ) {
         crate::zone!("penumbra::shadow::tile layout");
-        let per = map.per_slice();
-        let slice = t / per;
-        let [x0, y0, x1, y1] = map.tile_rect(t % per);
         let n = map.resolution as usize;
         let bpt = map.format.bytes_per_texel();
         let len = (x1 - x0 + 1) as usize;
@@ -186,7 +191,7 @@ impl LayoutTargets<'_> {
             ahead(y0 + 1);
             for y in y0..=y1 {
                 ahead(y + 2);
-                let row = (y - y0) as usize * MAP_TILE as usize;
+                let row = (y - y0) as usize * stride;
                 let at = (y as usize * n + x0 as usize) * bpt;
                 assert!(
                     at + len * bpt <= level_len,
@@ -207,7 +212,7 @@ impl LayoutTargets<'_> {
                 // only tile `t`'s texels.
                 unsafe { LevelBytes::from_raw(level.cast_const(), level_len) }
             } else {
-                values.region([x0, y0])
+                values.region([x0, y0], stride)
             };
             // SAFETY: the refresh reads only tile `t`'s texels and writes only the keys its
             // region owns (the caller's contract).
@@ -307,7 +312,10 @@ impl Resident {
 /// texels; [`ShadowMap::batch_bytes`](crate::shadow::ShadowMap::batch_bytes) counts them).
 pub(crate) const LAYER_SHARE: usize = 4;
 
-/// One drawn tile's values, row-major.
+/// The values a buffer of merged tiles holds: 2 × 2 tiles.
+pub(super) const AREA_VALUES: usize = (4 * MAP_TILE * MAP_TILE) as usize;
+
+/// One drawn tile's (or area's) values, row-major.
 #[derive(Clone, Debug)]
 pub(super) enum TileValues {
     F32(Vec<f32>),
@@ -323,6 +331,33 @@ impl TileValues {
         };
         values.refill(format, clear);
         values
+    }
+
+    /// [`TileValues::cleared`] with room for `len` values (an area of merged tiles).
+    pub(super) fn cleared_len(format: Format, clear: f32, len: usize) -> TileValues {
+        let mut values = match format {
+            Format::D16Unorm => TileValues::U16(vec![0; len]),
+            _ => TileValues::F32(vec![0.0; len]),
+        };
+        values.refill(format, clear);
+        values
+    }
+
+    pub(super) fn len(&self) -> usize {
+        match self {
+            TileValues::U16(v) => v.len(),
+            TileValues::F32(v) => v.len(),
+        }
+    }
+
+    /// [`TileValues::refill`] of the first `len` values only (an area smaller than the
+    /// buffer).
+    pub(super) fn refill_first(&mut self, format: Format, clear: f32, len: usize) {
+        debug_assert!(self.is_of(format));
+        match self {
+            TileValues::U16(v) => v[..len].fill(format::float_to_unorm(clear, 16) as u16),
+            TileValues::F32(v) => v[..len].fill(clear),
+        }
     }
 
     /// Whether these values have the storage of `format`'s (what [`TileValues::cleared`]
@@ -341,24 +376,30 @@ impl TileValues {
         }
     }
 
-    /// These values as the packed texels of the tile whose first texel is `origin` (rows of
-    /// [`MAP_TILE`] texels), for [`KeyWriter::refresh`](crate::sample::batch::KeyWriter).
+    /// These values as the packed texels of the area whose first texel is `origin` (rows of
+    /// `stride` texels), for [`KeyWriter::refresh`](crate::sample::batch::KeyWriter).
     /// Their memory is their little-endian bytes on a little-endian CPU; on others tiles
     /// always write their texels, and their keys are made from those.
-    pub(super) fn region(&self, origin: [u32; 2]) -> LevelBytes {
+    pub(super) fn region(&self, origin: [u32; 2], stride: usize) -> LevelBytes {
         let (ptr, len) = match self {
             TileValues::F32(v) => (v.as_ptr().cast::<u8>(), size_of_val(v.as_slice())),
             TileValues::U16(v) => (v.as_ptr().cast::<u8>(), size_of_val(v.as_slice())),
         };
         // SAFETY: the values stay borrowed while the refresh reads them; f32 and u16 have no
         // padding, so their `len` bytes are initialized.
-        unsafe { LevelBytes::region(ptr, len, origin, MAP_TILE as usize) }
+        unsafe { LevelBytes::region(ptr, len, origin, stride) }
     }
 
     pub(super) fn buf(&mut self) -> TileBuf<'_> {
+        let len = self.len();
+        self.buf_first(len)
+    }
+
+    /// The first `len` values, for drawing.
+    pub(super) fn buf_first(&mut self, len: usize) -> TileBuf<'_> {
         match self {
-            TileValues::F32(v) => TileBuf::F32(v),
-            TileValues::U16(v) => TileBuf::U16(v),
+            TileValues::F32(v) => TileBuf::F32(&mut v[..len]),
+            TileValues::U16(v) => TileBuf::U16(&mut v[..len]),
         }
     }
 }
