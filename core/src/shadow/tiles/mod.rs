@@ -807,8 +807,14 @@ impl Tiled {
     /// the layout about a quarter less a texel (`perf`, the 10,000-probe flight).
     fn merge(&self, tiles: &[usize]) -> Vec<Merged> {
         let (w, per) = (self.tiles as usize, self.per_slice());
-        let mut sorted = tiles.to_vec();
-        sorted.sort_unstable();
+        // A job's tiles come in the map's order; a copy is sorted only if they do not.
+        let sorted: std::borrow::Cow<'_, [usize]> = if tiles.is_sorted() {
+            tiles.into()
+        } else {
+            let mut v = tiles.to_vec();
+            v.sort_unstable();
+            v.into()
+        };
         let mut done = vec![false; sorted.len()];
         let mut merged = Vec::with_capacity(sorted.len());
         for i in 0..sorted.len() {
@@ -817,20 +823,30 @@ impl Tiled {
             }
             let t = sorted[i];
             let (tx, ty) = ((t % per) % w, (t % per) / w);
-            // Position in `sorted` of tile `t + d`, when the job has it and it is not taken.
-            let free = |d: usize| sorted.binary_search(&(t + d)).ok().filter(|&j| !done[j]);
+            // Position in `sorted` of tile `t + d`, when the job has it and it is not taken
+            // (it comes after `t`).
+            let free = |d: usize| {
+                sorted[i + 1..]
+                    .binary_search(&(t + d))
+                    .ok()
+                    .map(|j| i + 1 + j)
+                    .filter(|&j| !done[j])
+            };
             let right = (tx % 2 == 0 && tx + 1 < w).then(|| free(1)).flatten();
             let below = (ty % 2 == 0 && ty + 1 < w)
                 .then(|| free(w).zip(free(w + 1)))
                 .flatten();
-            let (taken, across, down) = match (right, below) {
-                (Some(r), Some((b, br))) => (vec![i, r, b, br], 2, 2),
-                (Some(r), None) => (vec![i, r], 2, 1),
-                _ => (vec![i], 1, 1),
+            let (across, down) = match (right, below) {
+                (Some(r), Some((b, br))) => {
+                    (done[r], done[b], done[br]) = (true, true, true);
+                    (2, 2)
+                }
+                (Some(r), None) => {
+                    done[r] = true;
+                    (2, 1)
+                }
+                _ => (1, 1),
             };
-            for j in taken {
-                done[j] = true;
-            }
             merged.push(Merged {
                 first: t,
                 across,
