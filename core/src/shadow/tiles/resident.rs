@@ -323,14 +323,9 @@ pub(super) enum TileValues {
 }
 
 impl TileValues {
+    /// A tile's values, every one what a cleared map holds.
     pub(super) fn cleared(format: Format, clear: f32) -> TileValues {
-        let pixels = (MAP_TILE * MAP_TILE) as usize;
-        let mut values = match format {
-            Format::D16Unorm => TileValues::U16(vec![0; pixels]),
-            _ => TileValues::F32(vec![0.0; pixels]),
-        };
-        values.refill(format, clear);
-        values
+        Self::cleared_len(format, clear, (MAP_TILE * MAP_TILE) as usize)
     }
 
     /// [`TileValues::cleared`] with room for `len` values (an area of merged tiles).
@@ -339,7 +334,7 @@ impl TileValues {
             Format::D16Unorm => TileValues::U16(vec![0; len]),
             _ => TileValues::F32(vec![0.0; len]),
         };
-        values.refill(format, clear);
+        values.refill_first(format, clear, len);
         values
     }
 
@@ -350,8 +345,9 @@ impl TileValues {
         }
     }
 
-    /// [`TileValues::refill`] of the first `len` values only (an area smaller than the
-    /// buffer).
+    /// Sets the first `len` values to what [`TileValues::cleared`] gives for `format` and
+    /// `clear`, for the next area drawn (a buffer reused area after area instead of one
+    /// allocated per area).
     pub(super) fn refill_first(&mut self, format: Format, clear: f32, len: usize) {
         debug_assert!(self.is_of(format));
         match self {
@@ -364,16 +360,6 @@ impl TileValues {
     /// makes for it).
     pub(super) fn is_of(&self, format: Format) -> bool {
         matches!(self, TileValues::U16(_)) == (format == Format::D16Unorm)
-    }
-
-    /// Sets every value to what [`TileValues::cleared`] gives for `format` and `clear`, for
-    /// the next tile (a buffer reused tile after tile instead of one allocated per tile).
-    pub(super) fn refill(&mut self, format: Format, clear: f32) {
-        debug_assert!(self.is_of(format));
-        match self {
-            TileValues::U16(v) => v.fill(format::float_to_unorm(clear, 16) as u16),
-            TileValues::F32(v) => v.fill(clear),
-        }
     }
 
     /// These values as the packed texels of the area whose first texel is `origin` (rows of
