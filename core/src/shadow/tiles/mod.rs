@@ -225,6 +225,9 @@ pub(crate) struct Tiled {
     partial: OnceLock<Texture>,
 }
 
+/// Where [`Tiled::clamped_span`] clamps a tap's texel-space position: beyond every map.
+const SPAN_LIMIT: f32 = 65536.0;
+
 /// R27's first texel of a tap whose texel-space position, less half a texel, is `x`: the
 /// texel a bilinear tap reads first and the lower one a point tap (R25/R26, either rounding)
 /// can read.
@@ -410,8 +413,10 @@ impl Tiled {
     }
 
     /// [`Tiled::need_2d`] for every tap of `taps`, with the same result. Taps near each other
-    /// mostly read one tile: while a tap's whole footprint stays inside the tile of the tap
-    /// before it, it is passed over with four comparisons.
+    /// mostly read the same tiles: on axes that do not wrap, each tap's first texels and the
+    /// (one or two) tiles of its footprint on each axis are worked out in integers (sixteen
+    /// taps at a time with AVX-512), and a tap whose tiles are those of the tap before it
+    /// marks nothing more.
     pub(crate) fn need_2d_taps(&self, needs: &mut Needs, slice: usize, taps: &[[f32; 2]]) {
         if slice >= self.view_proj.len() {
             return;
@@ -422,40 +427,152 @@ impl Tiled {
             }
             return;
         }
-        let n = self.resolution as f32;
-        let last = (self.resolution - 1) / MAP_TILE;
-        // Texel coordinates `x` whose footprint (texels t₀ and t₀ + 1, clamped to the map) lies
-        // inside tile `a`, whose texels are A..=B: t₀ ≥ A holds from x ≥ A on (rne(x·256) ≥
-        // 256·A), t₀ ≤ B − 1 below x = B − 1/128 (rne(x·256) ≤ 256·B − 2). Empty when the
-        // footprint spans two tiles; infinite and NaN coordinates fall outside every range.
-        let range = |x: f32| -> [f32; 2] {
-            let t = first_texel(x);
-            // The tiles `need_2d` marks on an axis that does not wrap.
-            let (tiles, count) = self.axis_tiles(t, t + 1, false);
-            if !x.is_finite() || count != 1 {
-                return [f32::INFINITY, f32::NEG_INFINITY];
+        #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+        if crate::cpu::CpuExtension::Avx512bw.is_supported() {
+            // SAFETY: AVX-512 F (and BW) is present.
+            unsafe { self.clamped_taps_avx512(needs, slice, taps) };
+            return;
+        }
+        self.clamped_taps(needs, slice, taps);
+    }
+
+    /// The tiles of texels t₀ and t₀ + 1 on an axis that does not wrap (`axis_tiles`' result,
+    /// the first and the last), for a tap whose `fl(U'·N) − 0.5` is `x` and whose coordinate
+    /// is finite (`x` is then finite or infinite). Past ±2¹⁶ every first texel lies off the map
+    /// on that side (a map is at most 2¹⁴ texels across), so `x` is clamped there first; x·256
+    /// is then exact and, rounded (`first_texel`), a whole i32.
+    #[inline]
+    fn clamped_span(&self, x: f32) -> (u32, u32) {
+        let last = self.resolution as i32 - 1;
+        let x = x.clamp(-SPAN_LIMIT, SPAN_LIMIT);
+        let fixed = crate::sample::address::rne_whole(f64::from(x * 256.0));
+        // SAFETY: |x·256| ≤ 2²⁴ and whole.
+        let t = unsafe { fixed.to_int_unchecked::<i32>() } >> 8;
+        (
+            t.clamp(0, last) as u32 / MAP_TILE,
+            (t + 1).clamp(0, last) as u32 / MAP_TILE,
+        )
+    }
+
+    /// Marks the tiles `xs` × `ys` (first and last on each axis) of the slice whose first tile
+    /// is `base`.
+    #[inline]
+    fn need_spans(&self, needs: &mut Needs, base: usize, xs: (u32, u32), ys: (u32, u32)) {
+        let row = self.tiles as usize;
+        for y in ys.0..=ys.1 {
+            for x in xs.0..=xs.1 {
+                needs.set(base + y as usize * row + x as usize);
             }
-            let (a, tile) = (tiles[0], MAP_TILE);
-            let lo = if a == 0 { -f32::MAX } else { (a * tile) as f32 };
-            let hi = if a == last {
-                f32::MAX
-            } else {
-                // Exact in f32: B < 2¹⁶.
-                (a * tile + tile - 1) as f32 - 1.0 / 128.0
-            };
-            [lo, hi]
-        };
-        let mut window = [[f32::INFINITY, f32::NEG_INFINITY]; 2];
+        }
+    }
+
+    /// [`Tiled::need_2d_taps`] on a map whose axes do not wrap, one tap at a time.
+    fn clamped_taps(&self, needs: &mut Needs, slice: usize, taps: &[[f32; 2]]) {
+        let n = self.resolution as f32;
+        let base = slice * self.per_slice();
+        // The tiles of the tap before.
+        let mut before = None;
         for &[u, v] in taps {
-            // The same arithmetic as `need_2d` on an axis that does not wrap.
-            let (x, y) = (u * n - 0.5, v * n - 0.5);
-            let inside = |x: f32, [lo, hi]: [f32; 2]| x >= lo && x < hi;
-            if inside(x, window[0]) && inside(y, window[1]) {
+            if !(u.is_finite() && v.is_finite()) {
+                self.need_2d(needs, slice, [u, v]);
                 continue;
             }
-            self.need_2d(needs, slice, [u, v]);
-            window = [range(x), range(y)];
+            // The same arithmetic as `need_2d` on an axis that does not wrap.
+            let spans = (
+                self.clamped_span(u * n - 0.5),
+                self.clamped_span(v * n - 0.5),
+            );
+            if before != Some(spans) {
+                before = Some(spans);
+                self.need_spans(needs, base, spans.0, spans.1);
+            }
         }
+    }
+
+    /// [`Tiled::clamped_taps`] sixteen taps at a time: the same spans (f32 `u·N − 0.5` and its
+    /// clamp, then the rounding to 1/256 as one f32-to-integer conversion to nearest even,
+    /// which rounds the exact x·256 as `rne_whole` does), each tap compared with the one
+    /// before it in one step; taps with a non-finite coordinate go to `need_2d`.
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512 F.
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn clamped_taps_avx512(&self, needs: &mut Needs, slice: usize, taps: &[[f32; 2]]) {
+        use std::arch::x86_64::*;
+        let base = slice * self.per_slice();
+        let n = _mm512_set1_ps(self.resolution as f32);
+        let half = _mm512_set1_ps(0.5);
+        let (low, high) = (_mm512_set1_ps(-SPAN_LIMIT), _mm512_set1_ps(SPAN_LIMIT));
+        let scale = _mm512_set1_ps(256.0);
+        let last = _mm512_set1_epi32(self.resolution as i32 - 1);
+        let zero = _mm512_setzero_si512();
+        let one = _mm512_set1_epi32(1);
+        let infinity = _mm512_set1_ps(f32::INFINITY);
+        let even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+        let odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+        const SHIFT: u32 = MAP_TILE.trailing_zeros();
+        // An axis' spans, first tile in the low half of each lane and last in the high half.
+        let spans = |c: __m512| {
+            let x = _mm512_sub_ps(_mm512_mul_ps(c, n), half);
+            let x = _mm512_min_ps(_mm512_max_ps(x, low), high);
+            let fixed = _mm512_cvt_roundps_epi32::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(
+                _mm512_mul_ps(x, scale),
+            );
+            let t = _mm512_srai_epi32::<8>(fixed);
+            let lo = _mm512_min_epi32(_mm512_max_epi32(t, zero), last);
+            let hi = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(t, one), zero), last);
+            _mm512_or_si512(
+                _mm512_srli_epi32::<SHIFT>(lo),
+                _mm512_slli_epi32::<16>(_mm512_srli_epi32::<SHIFT>(hi)),
+            )
+        };
+        // A span no tap has (tiles are under 2¹⁶), as "the tap before" the first.
+        let mut before = [_mm512_set1_epi32(-1); 2];
+        let chunks = taps.chunks_exact(16);
+        let rest = chunks.remainder();
+        for chunk in chunks {
+            // SAFETY: 16 taps are 32 floats.
+            let (a, b) = unsafe {
+                let p = chunk.as_ptr().cast::<f32>();
+                (_mm512_loadu_ps(p), _mm512_loadu_ps(p.add(16)))
+            };
+            let u = _mm512_permutex2var_ps(a, even, b);
+            let v = _mm512_permutex2var_ps(a, odd, b);
+            let finite = _mm512_cmp_ps_mask::<_CMP_LT_OQ>(_mm512_abs_ps(u), infinity)
+                & _mm512_cmp_ps_mask::<_CMP_LT_OQ>(_mm512_abs_ps(v), infinity);
+            let now = [spans(u), spans(v)];
+            // Each lane's tap before: the last lane of the chunk before, then this chunk's.
+            let prev = [
+                _mm512_alignr_epi32::<15>(now[0], before[0]),
+                _mm512_alignr_epi32::<15>(now[1], before[1]),
+            ];
+            let new = _mm512_cmpneq_epi32_mask(now[0], prev[0])
+                | _mm512_cmpneq_epi32_mask(now[1], prev[1]);
+            before = now;
+            let mut marked = new & finite;
+            if marked != 0 {
+                let (mut xs, mut ys) = ([0u32; 16], [0u32; 16]);
+                // SAFETY: 16 lanes into 16 values each.
+                unsafe {
+                    _mm512_storeu_si512(xs.as_mut_ptr().cast(), now[0]);
+                    _mm512_storeu_si512(ys.as_mut_ptr().cast(), now[1]);
+                }
+                let span = |s: u32| (s & 0xFFFF, s >> 16);
+                while marked != 0 {
+                    let k = marked.trailing_zeros() as usize;
+                    marked &= marked - 1;
+                    self.need_spans(needs, base, span(xs[k]), span(ys[k]));
+                }
+            }
+            let mut odd_ones = !finite;
+            while odd_ones != 0 {
+                let k = odd_ones.trailing_zeros() as usize;
+                odd_ones &= odd_ones - 1;
+                self.need_2d(needs, slice, chunk[k]);
+            }
+        }
+        self.clamped_taps(needs, slice, rest);
     }
 
     fn need_tiles(
@@ -1264,10 +1381,11 @@ mod tests {
         assert!(tiles.iter().all(|&t| map.read().has_drawn_texels(t)));
     }
 
-    /// Marking a list of taps at once marks exactly the tiles that marking each tap does:
-    /// clusters of taps a few texels wide (the filters' footprints) round random points, inside
-    /// the map, on its edges and past them, with special values among them; map sizes that are
-    /// and are not whole tiles; clamped, bordered and wrapped axes.
+    /// Marking a list of taps at once marks exactly the tiles that marking each tap does (on
+    /// this CPU's path and the portable one): clusters of taps a few texels wide (the filters'
+    /// footprints) round random points, inside the map, on its edges and past them, with
+    /// special values among them, in lists long and short; map sizes that are and are not
+    /// whole tiles; clamped, bordered and wrapped axes.
     #[test]
     fn marking_taps_at_once_marks_each_taps_tiles() {
         let mut rng = penumbra_testkit::Rng::xorshift64(0x7461_7073);
@@ -1317,6 +1435,17 @@ mod tests {
                 u_mode,
                 v_mode
             );
+            // The one-tap-at-a-time path of unwrapped maps too, which the SIMD one replaces
+            // where the CPU has AVX-512.
+            if !(tiled.wrap[0] || tiled.wrap[1]) && slice < tiled.view_proj.len() {
+                let mut scalar = tiled.needs();
+                tiled.clamped_taps(&mut scalar, slice, &taps);
+                assert_eq!(
+                    sorted(&scalar),
+                    sorted(&one_by_one),
+                    "round {round}: scalar"
+                );
+            }
         }
     }
 
