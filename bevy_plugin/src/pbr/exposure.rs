@@ -58,6 +58,7 @@ pub fn update_pbr_exposure(
         reached_normals,
         weights,
         factors,
+        after,
     } = &mut *scratch;
     // The probes to answer, their points (in offset order) and normals.
     todo.clear();
@@ -126,15 +127,15 @@ pub fn update_pbr_exposure(
     // meet there (none, unless that order changed) is looked up by entity.
     let count = todo.len();
     let is_game = |l: &crate::probe::LightExposure| game.contains(&l.light);
-    let update = |k: usize, exposure: &mut Mut<crate::probe::Exposure>| {
+    let mut update = |k: usize, exposure: &mut Mut<crate::probe::Exposure>| {
         let mine = shares
             .iter()
             .skip(k)
             .step_by(count.max(1))
             .flatten()
             .copied();
-        if exposure.replacing_changes(is_game, mine.clone()) {
-            exposure.replace_lights(is_game, mine);
+        if let Some(totals) = exposure.replaced(is_game, mine, after) {
+            exposure.set_lights(after, totals);
         }
     };
     let mut next = 0;
@@ -169,4 +170,6 @@ pub struct PbrExposureScratch {
     reached_normals: Vec<Vec3>,
     weights: Vec<f32>,
     factors: Vec<f32>,
+    /// One probe's lights after the update.
+    after: Vec<crate::probe::LightExposure>,
 }

@@ -154,40 +154,34 @@ impl Exposure {
         self.lights.iter().find(|l| l.light == light)
     }
 
-    /// Replaces the shares of the lights `is_replaced` picks by `shares` and recomputes the
-    /// totals (the game lights of the `pbr` feature, added after the plugin's own).
+    /// The exposure after replacing the shares of the lights `is_replaced` picks by `shares`
+    /// (the game lights of the `pbr` feature, added after the plugin's own): its lights into
+    /// `after` (cleared first) and its totals, or `None` when that leaves the exposure as it
+    /// is (a NaN total always counts as a change, as `!=` has it). `is_replaced` runs once per
+    /// light held.
     #[cfg(feature = "pbr")]
-    pub(crate) fn replace_lights(
-        &mut self,
-        is_replaced: impl Fn(&LightExposure) -> bool,
-        shares: impl Iterator<Item = LightExposure>,
-    ) {
-        self.lights.retain(|l| !is_replaced(l));
-        self.lights.extend(shares);
-        self.total = self.lights.iter().map(|l| l.irradiance).sum();
-        self.unshadowed = self.lights.iter().map(|l| l.unshadowed).sum();
-    }
-
-    /// Whether [`Exposure::replace_lights`] with these arguments would leave a different
-    /// exposure (lights or totals; a NaN total always counts as a change, as `!=` has it).
-    #[cfg(feature = "pbr")]
-    pub(crate) fn replacing_changes(
+    pub(crate) fn replaced(
         &self,
         is_replaced: impl Fn(&LightExposure) -> bool,
-        shares: impl Iterator<Item = LightExposure> + Clone,
-    ) -> bool {
-        let after = || {
-            self.lights
-                .iter()
-                .copied()
-                .filter(|l| !is_replaced(l))
-                .chain(shares.clone())
-        };
-        let total: f32 = after().map(|l| l.irradiance).sum();
-        let unshadowed: f32 = after().map(|l| l.unshadowed).sum();
-        !after().eq(self.lights.iter().copied())
-            || total != self.total
-            || unshadowed != self.unshadowed
+        shares: impl Iterator<Item = LightExposure>,
+        after: &mut Vec<LightExposure>,
+    ) -> Option<(f32, f32)> {
+        after.clear();
+        after.extend(self.lights.iter().copied().filter(|l| !is_replaced(l)));
+        after.extend(shares);
+        let total: f32 = after.iter().map(|l| l.irradiance).sum();
+        let unshadowed: f32 = after.iter().map(|l| l.unshadowed).sum();
+        (after[..] != self.lights[..] || total != self.total || unshadowed != self.unshadowed)
+            .then_some((total, unshadowed))
+    }
+
+    /// Takes the lights and totals [`Exposure::replaced`] gave.
+    #[cfg(feature = "pbr")]
+    pub(crate) fn set_lights(&mut self, lights: &[LightExposure], (total, unshadowed): (f32, f32)) {
+        self.lights.clear();
+        self.lights.extend_from_slice(lights);
+        self.total = total;
+        self.unshadowed = unshadowed;
     }
 
     /// The engine's exposure with light handles turned back into entities.
