@@ -8,6 +8,8 @@ use bevy_ecs::prelude::*;
 use bevy_transform::components::GlobalTransform;
 use glam::Vec3;
 
+use penumbra_core::shadow::pbr::PbrReceiver;
+
 use super::PbrShadows;
 use crate::PenumbraDiagnostics;
 use crate::shadow::ShadowMaps;
@@ -55,7 +57,6 @@ pub fn update_pbr_exposure(
         normals,
         shares,
         reached,
-        reached_normals,
         weights,
         factors,
         after,
@@ -85,20 +86,22 @@ pub fn update_pbr_exposure(
             continue;
         }
         reached.clear();
-        reached_normals.clear();
         weights.clear();
         for (&p, &n) in points.iter().zip(normals.iter()) {
             let u = entry.unshadowed(p);
             weights.push(u);
             if u > 0.0 {
-                reached.push(p);
-                reached_normals.push(n);
+                // Without a camera the factors stay 1: only the count matters.
+                reached.push(match &view {
+                    Some(v) => PbrShadows::receiver(entry, v, p, n),
+                    None => PbrReceiver::default(),
+                });
             }
         }
         factors.clear();
         factors.resize(reached.len(), 1.0);
         if let Some(v) = &view {
-            shadows.factors_of(entry, v, reached, reached_normals, factors);
+            shadows.factors_of(entry, v, reached, factors);
         }
         let mut factor = factors.iter();
         for (_, first, len) in todo.iter() {
@@ -164,10 +167,9 @@ pub struct PbrExposureScratch {
     /// Each answered light's share of each probe (`None`: the light does not reach it), light
     /// after light.
     shares: Vec<Option<crate::probe::LightExposure>>,
-    /// One light's reached points and normals, every point's unshadowed weight, and the shadow
-    /// factors of the reached points.
-    reached: Vec<Vec3>,
-    reached_normals: Vec<Vec3>,
+    /// One light's receivers (the points it reaches, with their normals), every point's
+    /// unshadowed weight, and the shadow factors of the receivers.
+    reached: Vec<PbrReceiver>,
     weights: Vec<f32>,
     factors: Vec<f32>,
     /// One probe's lights after the update.

@@ -313,18 +313,30 @@ impl PbrShadows {
         self.factor_of(entry, view, point, normal, filter)
     }
 
-    /// [`PbrShadows::factor_of`] with the camera's filter for many points (each with its
-    /// normal), into `out` (1 where the map fails to render): the same bits, through the map's
-    /// batched path.
+    /// The receiver [`PbrShadows::factors_of`] takes for `point` with unit `normal`: with the
+    /// camera's view depth for a directional light (which picks the cascade by it).
+    fn receiver(entry: &PbrLight, view: &CameraView, point: Vec3, normal: Vec3) -> PbrReceiver {
+        PbrReceiver {
+            point,
+            normal,
+            view_z: match entry.model {
+                PbrModel::Directional(_) => view.view_from_world.transform_point3(point).z,
+                _ => 0.0,
+            },
+        }
+    }
+
+    /// [`PbrShadows::factor_of`] with the camera's filter for many receivers (each made by
+    /// [`PbrShadows::receiver`]), into `out` (1 where the map fails to render): the same bits,
+    /// through the map's batched path.
     fn factors_of(
         &self,
         entry: &PbrLight,
         view: &CameraView,
-        points: &[Vec3],
-        normals: &[Vec3],
+        receivers: &[PbrReceiver],
         out: &mut [f32],
     ) {
-        let out = &mut out[..points.len()];
+        let out = &mut out[..receivers.len()];
         let map = match self.lighting.map(entry.id) {
             Ok(map) if entry.shadows => map,
             _ => {
@@ -332,22 +344,10 @@ impl PbrShadows {
                 return;
             }
         };
-        let receivers: Vec<PbrReceiver> = points
-            .iter()
-            .zip(normals)
-            .map(|(&point, &normal)| PbrReceiver {
-                point,
-                normal,
-                view_z: match entry.model {
-                    PbrModel::Directional(_) => view.view_from_world.transform_point3(point).z,
-                    _ => 0.0,
-                },
-            })
-            .collect();
         match &entry.model {
-            PbrModel::Directional(d) => d.shadow_factors(map, &receivers, view.filter, out),
-            PbrModel::Spot(s) => s.shadow_factors(map, &receivers, view.filter, out),
-            PbrModel::Point(p) => p.shadow_factors(map, &receivers, view.filter, out),
+            PbrModel::Directional(d) => d.shadow_factors(map, receivers, view.filter, out),
+            PbrModel::Spot(s) => s.shadow_factors(map, receivers, view.filter, out),
+            PbrModel::Point(p) => p.shadow_factors(map, receivers, view.filter, out),
         }
     }
 
