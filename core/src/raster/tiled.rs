@@ -46,7 +46,14 @@ pub(crate) struct TileScratch {
     /// here instead of transformed again. Tagged with `epoch`, which each instance moves on.
     cache: Vec<(u64, setup::Vertex)>,
     epoch: u32,
+    /// The vertices of a small mesh, transformed all at once.
+    small: Vec<setup::Vertex>,
 }
+
+/// Meshes of at most this many triangles (and twice as many vertices) are set up whole, with
+/// the vector transform and set-up, instead of triangle by triangle through their hierarchy:
+/// a box's twelve triangles take one batch of the set-up's lanes.
+const SMALL_MESH: usize = 16;
 
 /// Slots of the vertex cache (a power of two).
 const CACHE_SLOTS: usize = 256;
@@ -87,6 +94,8 @@ pub(crate) struct TileDrawer<'a, P> {
     index: &'a InstanceIndex,
     view_proj: Mat4,
     ctx: setup::Context,
+    /// The vector code the set-up of small meshes runs.
+    lanes: setup::Lanes,
     grid: Grid,
     greater: bool,
     depth_clip: bool,
@@ -127,6 +136,7 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
             index,
             view_proj,
             ctx: setup::Context::new(width, height, format, state),
+            lanes: setup::Lanes::of(CpuExtension::default()),
             grid: Grid {
                 tiles_x: width.div_ceil(TILE_SIZE),
                 tiles_y: height.div_ceil(TILE_SIZE),
@@ -216,6 +226,22 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
             let object: [Plane; 7] = std::array::from_fn(|k| clip_planes[k.min(n - 1)].through(m));
             let mesh = inst.mesh();
             let (positions, indices, cull) = (mesh.positions(), mesh.indices(), inst.cull());
+            if self.lanes != setup::Lanes::Scalar
+                && indices.len() <= 3 * SMALL_MESH
+                && positions.len() <= 2 * SMALL_MESH
+            {
+                // Every triangle, the ones the hierarchy would have passed over too: a piece
+                // writes only the pixel centres it covers, and those the walk finds all the
+                // same (the depth test keeps the nearest whatever the order). The vector code
+                // makes the scalar code's records.
+                let small = &mut scratch.small;
+                small.clear();
+                small.resize(positions.len(), setup::Vertex::default());
+                self.ctx.vertices(m, positions, small, self.lanes);
+                self.ctx
+                    .triangles(small, indices, cull, self.lanes, &mut tris);
+                return;
+            }
             scratch.next_instance();
             mesh.index().visit(&object[..n], |tri| {
                 let base = 3 * tri as usize;
