@@ -53,27 +53,32 @@ pub fn update_pbr_exposure(
     let game = &game;
     let PbrExposureScratch {
         todo,
-        points,
-        normals,
+        receivers,
         shares,
         reached,
         weights,
         factors,
         after,
     } = &mut *scratch;
-    // The probes to answer, their points (in offset order) and normals.
+    // The probes to answer and their receivers: points (in offset order), normals and the
+    // camera's view depth (which only a directional light reads; 0 without a camera, when no
+    // light is looked up).
     todo.clear();
-    points.clear();
-    normals.clear();
+    receivers.clear();
+    let view_from_world = view.as_ref().map(|v| v.view_from_world);
     for (entity, transform, probe, _) in &probes {
         if !all && !transform.is_changed() && !probe.is_changed() {
             continue;
         }
-        let first = points.len();
+        let first = receivers.len();
         let normal = probe.normal.unwrap_or(Vec3::ZERO);
         for &o in &probe.offsets {
-            points.push(transform.transform_point(o));
-            normals.push(normal);
+            let point = transform.transform_point(o);
+            receivers.push(PbrReceiver {
+                point,
+                normal,
+                view_z: view_from_world.map_or(0.0, |m| m.transform_point3(point).z),
+            });
         }
         todo.push((entity, first, probe.offsets.len()));
     }
@@ -87,17 +92,19 @@ pub fn update_pbr_exposure(
         }
         reached.clear();
         weights.clear();
-        for (&p, &n) in points.iter().zip(normals.iter()) {
-            let u = entry.unshadowed(p);
-            weights.push(u);
-            if u > 0.0 {
-                // Without a camera the factors stay 1: only the count matters.
-                reached.push(match &view {
-                    Some(v) => PbrShadows::receiver(entry, v, p, n),
-                    None => PbrReceiver::default(),
-                });
-            }
+        weights.extend(receivers.iter().map(|r| entry.unshadowed(r.point)));
+        // A light that reaches every point (a sun always does) takes the list as it is.
+        let all_reached = weights.iter().all(|&u| u > 0.0);
+        if !all_reached {
+            reached.extend(
+                receivers
+                    .iter()
+                    .zip(weights.iter())
+                    .filter(|&(_, &u)| u > 0.0)
+                    .map(|(r, _)| *r),
+            );
         }
+        let reached: &[PbrReceiver] = if all_reached { receivers } else { reached };
         factors.clear();
         factors.resize(reached.len(), 1.0);
         if let Some(v) = &view {
@@ -161,14 +168,13 @@ pub fn update_pbr_exposure(
 pub struct PbrExposureScratch {
     /// The probes answered this frame: entity, first point, point count.
     todo: Vec<(Entity, usize, usize)>,
-    /// Their world points and normals, probe after probe.
-    points: Vec<Vec3>,
-    normals: Vec<Vec3>,
+    /// Their receivers (world points, normals, view depths), probe after probe.
+    receivers: Vec<PbrReceiver>,
     /// Each answered light's share of each probe (`None`: the light does not reach it), light
     /// after light.
     shares: Vec<Option<crate::probe::LightExposure>>,
-    /// One light's receivers (the points it reaches, with their normals), every point's
-    /// unshadowed weight, and the shadow factors of the receivers.
+    /// One light's receivers when it does not reach every point, every point's unshadowed
+    /// weight, and the shadow factors of the receivers it reaches.
     reached: Vec<PbrReceiver>,
     weights: Vec<f32>,
     factors: Vec<f32>,

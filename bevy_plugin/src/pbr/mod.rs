@@ -313,22 +313,9 @@ impl PbrShadows {
         self.factor_of(entry, view, point, normal, filter)
     }
 
-    /// The receiver [`PbrShadows::factors_of`] takes for `point` with unit `normal`: with the
-    /// camera's view depth for a directional light (which picks the cascade by it).
-    fn receiver(entry: &PbrLight, view: &CameraView, point: Vec3, normal: Vec3) -> PbrReceiver {
-        PbrReceiver {
-            point,
-            normal,
-            view_z: match entry.model {
-                PbrModel::Directional(_) => view.view_from_world.transform_point3(point).z,
-                _ => 0.0,
-            },
-        }
-    }
-
-    /// [`PbrShadows::factor_of`] with the camera's filter for many receivers (each made by
-    /// [`PbrShadows::receiver`]), into `out` (1 where the map fails to render): the same bits,
-    /// through the map's batched path.
+    /// [`PbrShadows::factor_of`] with the camera's filter for many receivers (their view depth
+    /// in this camera's view, which only a directional light reads), into `out` (1 where the
+    /// map fails to render): the same bits, through the map's batched path.
     fn factors_of(
         &self,
         entry: &PbrLight,
