@@ -10,7 +10,7 @@
 //!
 //! [`rasterize`]: super::rasterize
 
-use glam::{DVec4, Mat4};
+use glam::{DVec4, Mat4, Vec3};
 
 use super::draw::{self, Area, TileBuf};
 use super::index::{InstanceIndex, Plane};
@@ -41,48 +41,53 @@ pub(crate) struct TileScratch {
     collected: [i32; 4],
     /// The instances a walk of the instance hierarchy reached, in its order.
     reached: Vec<u32>,
-    /// Vertices transformed for the instance being drawn, direct-mapped by index: the
-    /// triangles of a mesh share vertices (a height field's, six each), so most are found
-    /// here instead of transformed again. Tagged with `epoch`, which each instance moves on.
-    cache: Vec<(u64, setup::Vertex)>,
+    /// Where the instance being set up has put each mesh vertex in its compact list,
+    /// direct-mapped by index: the triangles of a mesh share vertices (a height field's, six
+    /// each), so most are found here instead of listed again. Tagged with `epoch`, which each
+    /// instance moves on.
+    cache: Vec<(u64, u32)>,
     epoch: u32,
-    /// The vertices of a small mesh, transformed all at once.
-    small: Vec<setup::Vertex>,
+    /// The instance's triangles to set up: the positions of their vertices (each once, give or
+    /// take cache collisions) and three indices into them per triangle.
+    positions: Vec<Vec3>,
+    indices: Vec<u32>,
+    /// Those positions transformed.
+    vertices: Vec<setup::Vertex>,
 }
 
-/// Meshes of at most this many triangles (and twice as many vertices) are set up whole, with
-/// the vector transform and set-up, instead of triangle by triangle through their hierarchy:
-/// a box's twelve triangles take one batch of the set-up's lanes.
+/// Meshes of at most this many triangles (and twice as many vertices) are set up whole,
+/// without a walk of their hierarchy: a box's twelve triangles take one batch of the vector
+/// set-up's lanes.
 const SMALL_MESH: usize = 16;
 
 /// Slots of the vertex cache (a power of two).
 const CACHE_SLOTS: usize = 256;
 
 impl TileScratch {
-    /// Starts the cache afresh for the next instance.
+    /// Starts the cache and the lists afresh for the next instance.
     fn next_instance(&mut self) {
         if self.cache.is_empty() {
-            self.cache = vec![(u64::MAX, setup::Vertex::default()); CACHE_SLOTS];
+            self.cache = vec![(u64::MAX, 0); CACHE_SLOTS];
         }
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
             // Tags of 2³² instances ago could match again: forget them all.
-            self.cache.fill((u64::MAX, setup::Vertex::default()));
+            self.cache.fill((u64::MAX, 0));
             self.epoch = 1;
         }
+        self.positions.clear();
+        self.indices.clear();
     }
 
-    /// The vertex `k` of the current instance, transformed by `make` unless cached.
+    /// Lists vertex `k` of the current instance (at `position`) unless the cache has it, and
+    /// its index into the compact list.
     #[inline(always)]
-    fn vertex(&mut self, k: u32, make: impl FnOnce() -> setup::Vertex) -> setup::Vertex {
+    fn vertex(&mut self, k: u32, position: Vec3) -> u32 {
         let tag = (u64::from(self.epoch) << 32) | u64::from(k);
         let slot = &mut self.cache[k as usize & (CACHE_SLOTS - 1)];
         if slot.0 != tag {
-            // The new vertex straight from where it was made: read back from the slot, its
-            // field-by-field stores would not forward to the wider load of the copy.
-            let v = make();
-            *slot = (tag, v);
-            return v;
+            *slot = (tag, self.positions.len() as u32);
+            self.positions.push(position);
         }
         slot.1
     }
@@ -94,7 +99,7 @@ pub(crate) struct TileDrawer<'a, P> {
     index: &'a InstanceIndex,
     view_proj: Mat4,
     ctx: setup::Context,
-    /// The vector code the set-up of small meshes runs.
+    /// The vector code the vertex transform and the set-up run.
     lanes: setup::Lanes,
     grid: Grid,
     greater: bool,
@@ -223,37 +228,38 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
             let inst = &self.instances[i as usize];
             // The product `rasterize` makes per instance, so vertices land on the same bits.
             let m = &(self.view_proj * inst.transform());
-            let object: [Plane; 7] = std::array::from_fn(|k| clip_planes[k.min(n - 1)].through(m));
             let mesh = inst.mesh();
             let (positions, indices, cull) = (mesh.positions(), mesh.indices(), inst.cull());
-            if self.lanes != setup::Lanes::Scalar
-                && indices.len() <= 3 * SMALL_MESH
-                && positions.len() <= 2 * SMALL_MESH
-            {
-                // Every triangle, the ones the hierarchy would have passed over too: a piece
-                // writes only the pixel centres it covers, and those the walk finds all the
-                // same (the depth test keeps the nearest whatever the order). The vector code
-                // makes the scalar code's records.
-                let small = &mut scratch.small;
-                small.clear();
-                small.resize(positions.len(), setup::Vertex::default());
-                self.ctx.vertices(m, positions, small, self.lanes);
-                self.ctx
-                    .triangles(small, indices, cull, self.lanes, &mut tris);
-                return;
-            }
             scratch.next_instance();
-            mesh.index().visit(&object[..n], |tri| {
-                let base = 3 * tri as usize;
-                let mut v = [setup::Vertex::default(); 3];
-                for (k, v) in v.iter_mut().enumerate() {
-                    let i = indices[base + k];
-                    *v = scratch.vertex(i, || {
-                        self.ctx.vertex(*m * positions[i as usize].extend(1.0))
+            let (vertices, listed) =
+                if indices.len() <= 3 * SMALL_MESH && positions.len() <= 2 * SMALL_MESH {
+                    // Every triangle, the ones the hierarchy would have passed over too: a
+                    // piece writes only the pixel centres it covers, and the walk finds every
+                    // piece that covers one of the rectangle's (the depth test keeps the
+                    // nearest whatever the order).
+                    (positions, indices)
+                } else {
+                    let object: [Plane; 7] =
+                        std::array::from_fn(|k| clip_planes[k.min(n - 1)].through(m));
+                    mesh.index().visit(&object[..n], |tri| {
+                        let base = 3 * tri as usize;
+                        for &k in &indices[base..base + 3] {
+                            let local = scratch.vertex(k, positions[k as usize]);
+                            scratch.indices.push(local);
+                        }
                     });
-                }
-                self.ctx.triangle([&v[0], &v[1], &v[2]], cull, &mut tris);
-            });
+                    (&scratch.positions[..], &scratch.indices[..])
+                };
+            // The vector transform and set-up (as wide as the CPU has) make the scalar code's
+            // vertices and records, in the same order.
+            scratch.vertices.clear();
+            scratch
+                .vertices
+                .resize(vertices.len(), setup::Vertex::default());
+            self.ctx
+                .vertices(m, vertices, &mut scratch.vertices, self.lanes);
+            self.ctx
+                .triangles(&scratch.vertices, listed, cull, self.lanes, &mut tris);
         };
         match which {
             Instances::Only(list) => {
@@ -367,7 +373,9 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
 /// The indices of the pieces whose bounds (`sides`: every piece's x0, y0, x1, y1, inclusive)
 /// meet the pixel rectangle `clip`, in order, into `items`. The test runs over whole lists of
 /// sides without branches (into `meets`, a byte a piece), then the hits are read eight bytes
-/// at a time: a tile meets few of a block's pieces.
+/// at a time: a tile meets few of a block's pieces. Kept out of line: inlined into its
+/// callers, the compiler no longer did the test many pieces at a time.
+#[inline(never)]
 fn pieces_meeting(
     sides: &[Vec<u16>; 4],
     clip: [i32; 4],

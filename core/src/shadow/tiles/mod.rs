@@ -565,10 +565,10 @@ impl Tiled {
                     self.need_spans(needs, base, span(xs[k]), span(ys[k]));
                 }
             }
-            let mut odd_ones = !finite;
-            while odd_ones != 0 {
-                let k = odd_ones.trailing_zeros() as usize;
-                odd_ones &= odd_ones - 1;
+            let mut non_finite = !finite;
+            while non_finite != 0 {
+                let k = non_finite.trailing_zeros() as usize;
+                non_finite &= non_finite - 1;
                 self.need_2d(needs, slice, chunk[k]);
             }
         }
