@@ -2,9 +2,10 @@
 //!
 //! [`TileDrawer`] holds what one view of a submission needs (the per-instance matrices, the
 //! set-up context, the tile grid); [`TileDrawer::draw`] finds a tile's triangles through the
-//! [`InstanceIndex`] and each mesh's own hierarchy, sets them up exactly as [`rasterize`]
-//! does (the same vertex transform `(view_proj · transform) · p`, the same clipping, snapping
-//! and depth plane) and draws them into the tile with the same per-tile arithmetic. The depth
+//! [`InstanceIndex`] and each mesh's own hierarchy (a mesh of a few triangles, a box, is taken
+//! whole), sets them up exactly as [`rasterize`] does, with the same vector code (the same
+//! vertex transform `(view_proj · transform) · p`, the same clipping, snapping and depth plane)
+//! and draws them into the tile with the same per-tile arithmetic. The depth
 //! test with writes keeps the nearest value whatever the order triangles come in, so a tile
 //! drawn here holds, bit for bit, what a full [`rasterize`] of the same submission writes there.
 //!

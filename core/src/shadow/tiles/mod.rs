@@ -511,6 +511,8 @@ impl Tiled {
         let infinity = _mm512_set1_ps(f32::INFINITY);
         let even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
         let odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+        // The scalar path divides by the tile's edge; a shift does the same for a power of two.
+        const { assert!(MAP_TILE.is_power_of_two()) };
         const SHIFT: u32 = MAP_TILE.trailing_zeros();
         // An axis' spans, first tile in the low half of each lane and last in the high half.
         let spans = |c: __m512| {

@@ -157,13 +157,14 @@ unsafe impl Send for LayoutTargets<'_> {}
 unsafe impl Sync for LayoutTargets<'_> {}
 
 impl LayoutTargets<'_> {
-    /// Writes drawn tile `t` of `map` into the key image, and into the texels when `texels`
-    /// (else the tile's keys are made from `values` straight away; see
+    /// Writes the drawn texel rectangle `[x0, y0, x1, y1]` of `slice` (whole tiles of `map`,
+    /// held in `values` in rows of `stride` values) into the key image, and into the texels
+    /// when `texels` (else the keys are made from `values` straight away; see
     /// [`Resident::texels`]).
     ///
     /// # Safety
-    /// No other thread writes or reads tile `t` (its texels and the keys its region owns)
-    /// meanwhile.
+    /// No other thread writes or reads those tiles (their texels and the keys their regions
+    /// own) meanwhile.
     pub(super) unsafe fn store(
         &self,
         map: &Tiled,
@@ -195,9 +196,9 @@ impl LayoutTargets<'_> {
                 let at = (y as usize * n + x0 as usize) * bpt;
                 assert!(
                     at + len * bpt <= level_len,
-                    "a row of the tile inside its slice"
+                    "a row of the rectangle inside its slice"
                 );
-                // SAFETY: in bounds (checked); these bytes are tile `t`'s, written by this
+                // SAFETY: in bounds (checked); these bytes are the rectangle's, written by this
                 // thread alone (the caller's contract).
                 let dest = unsafe { std::slice::from_raw_parts_mut(level.add(at), len * bpt) };
                 match values {
@@ -209,13 +210,13 @@ impl LayoutTargets<'_> {
         if let Some(Some(keys)) = self.keys.get(slice) {
             let source = if texels {
                 // SAFETY: the level stays allocated (borrowed by `self`); the refresh reads
-                // only tile `t`'s texels.
+                // only the rectangle's texels.
                 unsafe { LevelBytes::from_raw(level.cast_const(), level_len) }
             } else {
                 values.region([x0, y0], stride)
             };
-            // SAFETY: the refresh reads only tile `t`'s texels and writes only the keys its
-            // region owns (the caller's contract).
+            // SAFETY: the refresh reads only the rectangle's texels and writes only the keys
+            // its tiles' regions own (the caller's contract).
             unsafe { keys.refresh(source, [x0, y0, x1, y1]) };
         }
     }
