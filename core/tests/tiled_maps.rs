@@ -228,21 +228,34 @@ fn a_static_scene_draws_no_tile_twice_and_a_move_redraws_only_near_it() {
         first.wall > std::time::Duration::ZERO,
         "tiles were drawn, so their wall time counts: {first:?}"
     );
+    assert_eq!(map.tile_rows_drawn(), Some(first.rows_rendered));
     for _ in 0..3 {
         lighting
             .map(sun)
             .unwrap()
             .lit_fractions(&pts, Normals::Each(&normals), &mut out);
+    }
+    assert_eq!(lighting.tile_stats(), first, "no tile pass, no tile time");
+    // Points without their normals' offsets read other texels of the same tiles: the rows
+    // they add are drawn once, and asking again draws nothing.
+    let mut added = None;
+    for round in 0..3 {
         for &p in &pts[..20] {
             lighting.lit_fraction(sun, p, None).unwrap();
         }
+        let now = lighting.tile_stats();
+        assert_eq!(now.tiles_rendered, first.tiles_rendered, "no tile started");
+        assert_eq!(
+            lighting.map(sun).unwrap().tile_rows_drawn(),
+            Some(now.rows_rendered),
+            "no row drawn twice"
+        );
+        let rows = *added.get_or_insert(now.rows_rendered);
+        assert_eq!(
+            now.rows_rendered, rows,
+            "round {round}: nothing drawn again"
+        );
     }
-    assert_eq!(lighting.tile_stats().tiles_rendered, first.tiles_rendered);
-    assert_eq!(
-        lighting.tile_stats().wall,
-        first.wall,
-        "no tile pass, no tile time"
-    );
     // One crate moves a little: a few tiles are forgotten, and only those are drawn again.
     let moved = Occluder::mesh(
         Arc::clone(&cube),
@@ -469,11 +482,19 @@ fn draw_tiles_for_draws_what_the_comparisons_read() {
         let fresh = ShadowMap::render(tiled.light().clone(), lighting.scene()).unwrap();
         let coords = map_coords(&mut rng, tiled, 150);
         tiled.draw_tiles_for(&coords);
-        let drawn = tiled.tile_stats().unwrap().tiles_rendered;
+        let (drawn, rows) = tiled
+            .tile_stats()
+            .map(|s| (s.tiles_rendered, s.rows_rendered))
+            .unwrap();
         assert!(drawn > 0, "{id:?}: tiles drawn");
         let refs: Vec<f32> = (0..coords.len()).map(|_| rng.f32_in(0.0, 1.0)).collect();
         let mut got = vec![0.0; coords.len()];
         tiled.compare_batch(&coords, &refs, &mut got);
+        assert_eq!(
+            tiled.tile_stats().unwrap().rows_rendered,
+            rows,
+            "{id:?}: no row drawn after draw_tiles_for"
+        );
         for (c, r) in coords.iter().zip(&refs).step_by(5) {
             assert_eq!(
                 tiled.compare(*c, *r).to_bits(),

@@ -33,6 +33,8 @@ pub(crate) struct TileScratch {
     /// The set-up pieces of `tris` that reach the tile being drawn, when one collection serves
     /// several tiles ([`TileDrawer::draw_collected`]).
     items: Vec<u32>,
+    /// Those of `items` that meet one run of rows.
+    run_items: Vec<u32>,
     /// The bounds of `tris`' pieces, one list per side (x0, y0, x1, y1): each tile of a
     /// collection tests all of them, which the compiler then does many at a time.
     sides: [Vec<u16>; 4],
@@ -321,37 +323,66 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
     }
 
     /// Draws into `buf` (with the depth test, over what it holds) the pieces of the last
-    /// [`TileDrawer::collect`] whose bounds meet `area`'s clip rectangle, which must lie inside
-    /// the collected one: the bits [`TileDrawer::draw`] writes there (a piece's pixels and
-    /// depths do not depend on the area it is drawn into, and the depth test keeps the
-    /// nearest value whatever the order).
+    /// [`TileDrawer::collect`] whose bounds meet rows of `area`'s clip rectangle, which must
+    /// lie inside the collected one: each run `(first, last)` of `runs` (rows from the clip's
+    /// top, in order), with the bits [`TileDrawer::draw`] writes there (a piece's pixels and
+    /// depths do not depend on the area it is drawn into, and the depth test keeps the nearest
+    /// value whatever the order). The pieces that meet the rows from the first run's to the
+    /// last's are found once.
     pub(crate) fn draw_collected(
         &self,
         area: Area,
-        buf: TileBuf<'_>,
+        runs: impl Iterator<Item = (u32, u32)> + Clone,
+        buf: &mut TileBuf<'_>,
         scratch: &mut TileScratch,
     ) -> TileStats {
         crate::zone!("penumbra::raster::draw tile");
-        let [x0, y0, x1, y1] = area.clip;
-        let [cx0, cy0, cx1, cy1] = scratch.collected;
+        let [x0, y0, x1, _] = area.clip;
+        let (Some((first, _)), Some((_, last))) = (runs.clone().next(), runs.clone().last()) else {
+            return TileStats::default();
+        };
+        let rows = |a: u32, b: u32| [x0, y0 + a as i32, x1, y0 + b as i32];
         debug_assert!(
-            x0 > x1 || y0 > y1 || (cx0 <= x0 && cy0 <= y0 && x1 <= cx1 && y1 <= cy1),
-            "a tile drawn from pieces collected for {:?} lies outside it: {:?}",
+            {
+                let [cx0, cy0, cx1, cy1] = scratch.collected;
+                let [x0, y0, x1, y1] = rows(first, last);
+                cx0 <= x0 && cy0 <= y0 && x1 <= cx1 && y1 <= cy1 && y1 <= area.clip[3]
+            },
+            "rows of a tile drawn from pieces collected for {:?} lie outside it: {:?}",
             scratch.collected,
             area.clip
         );
         pieces_meeting(
             &scratch.sides,
-            area.clip,
+            rows(first, last),
             &mut scratch.meets,
             &mut scratch.items,
         );
-        let drawn = self.draw_batch(area, buf, &scratch.tris, Some(&scratch.items));
-        TileStats {
+        let mut stats = TileStats {
             pieces: scratch.items.len() as u64,
-            written: drawn.written,
-            rejected: drawn.rejected,
+            ..TileStats::default()
+        };
+        let single = runs.clone().nth(1).is_none();
+        for (a, b) in runs {
+            let clip = rows(a, b);
+            let area = Area { clip, ..area };
+            // Of a tile's pieces, those that reach the run's rows (a few of its rows, mostly).
+            let items = if single {
+                &scratch.items
+            } else {
+                let [_, top, _, bottom] = &scratch.sides;
+                scratch.run_items.clear();
+                scratch.run_items.extend(scratch.items.iter().filter(|&&i| {
+                    i32::from(top[i as usize]) <= clip[3]
+                        && i32::from(bottom[i as usize]) >= clip[1]
+                }));
+                &scratch.run_items
+            };
+            let drawn = self.draw_batch(area, buf.reborrow(), &scratch.tris, Some(items));
+            stats.written += drawn.written;
+            stats.rejected += drawn.rejected;
         }
+        stats
     }
 
     fn draw_batch(

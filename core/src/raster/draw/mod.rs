@@ -38,6 +38,14 @@ pub(crate) enum TileBuf<'a> {
 }
 
 impl TileBuf<'_> {
+    /// The same buffer, borrowed again (for one more draw into it).
+    pub(crate) fn reborrow(&mut self) -> TileBuf<'_> {
+        match self {
+            TileBuf::F32(b) => TileBuf::F32(b),
+            TileBuf::U16(b) => TileBuf::U16(b),
+        }
+    }
+
     fn len(&self) -> usize {
         match self {
             TileBuf::F32(b) => b.len(),

@@ -267,8 +267,10 @@ fn coarse_depth_skips_only_pieces_that_cannot_pass() {
             rejected[usize::from(greater)] += a.rejected;
         }
     }
+    // Some hundreds a kernel (a build with `force-scalar` has one kernel).
+    let kernels = CpuExtension::supported().len() as u64;
     assert!(
-        rejected[0] > 2_000 && rejected[1] > 2_000,
-        "{rejected:?} skipped, all kernels together, of {pieces} pieces each"
+        rejected[0] > 600 * kernels && rejected[1] > 600 * kernels,
+        "{rejected:?} skipped, {kernels} kernels together, of {pieces} pieces each"
     );
 }

@@ -314,23 +314,30 @@ impl KeyWriter<'_> {
             }
             _ => pad.border,
         };
-        let pad_cols: Vec<usize> = [0, 1, cols_n - 2, cols_n - 1]
-            .into_iter()
-            .filter(|&p| in_x(p))
-            .collect();
-        let pad_rows: Vec<usize> = [0, 1, rows_n - 2, rows_n - 1]
-            .into_iter()
-            .filter(|&q| in_y(q))
-            .collect();
+        // (No allocation: a map drawn tile by tile refreshes many small rectangles.)
+        let pads = |n: usize, owned: &dyn Fn(usize) -> bool| {
+            let mut out = [0usize; 4];
+            let mut len = 0;
+            for p in [0, 1, n - 2, n - 1] {
+                if owned(p) && !out[..len].contains(&p) {
+                    out[len] = p;
+                    len += 1;
+                }
+            }
+            (out, len)
+        };
+        let (pad_cols, cols_len) = pads(cols_n, &in_x);
+        let (pad_rows, rows_len) = pads(rows_n, &in_y);
+        let (pad_cols, pad_rows) = (&pad_cols[..cols_len], &pad_rows[..rows_len]);
         // Pad columns of the rows the rectangle's texels own (inside rows and pad rows), and
         // the inside columns of the pad rows.
         let own_rows = (y0 as usize + 2..=y1 as usize + 2).chain(pad_rows.iter().copied());
         for q in own_rows {
-            for &p in &pad_cols {
+            for &p in pad_cols {
                 put(q, p, key_at(q, p));
             }
         }
-        for &q in &pad_rows {
+        for &q in pad_rows {
             for p in x0 as usize + 2..=x1 as usize + 2 {
                 put(q, p, key_at(q, p));
             }

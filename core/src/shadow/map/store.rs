@@ -56,6 +56,15 @@ impl ShadowMap {
         self.tiled().map(|t| (t.drawn(), t.tile_count()))
     }
 
+    /// Rows of tiles drawn now: a tile is drawn on the rows of texels that queries read
+    /// (`None` for a map drawn whole). In a scene that did not change since the map was made,
+    /// [`TileStats::rows_rendered`](crate::shadow::TileStats::rows_rendered) of
+    /// [`ShadowMap::tile_stats`] equals it: no row is drawn twice.
+    #[must_use]
+    pub fn tile_rows_drawn(&self) -> Option<u64> {
+        self.tiled().map(Tiled::drawn_rows)
+    }
+
     /// This map's tile work since it was made: tiles drawn (again after being forgotten),
     /// tiles forgotten because an occluder change covered them, and the time spent (`None` for
     /// a map drawn whole).

@@ -2,8 +2,11 @@
 //! moved.
 //!
 //! A tiled map starts with no texel drawn. A query first works out which [`MAP_TILE`]² tiles
-//! its taps read (each tap's 2×2 footprint, found with the sampler's own arithmetic, through
-//! its address mode; for a cube map, across face edges too), draws the missing ones —
+//! its taps read, and which rows of texels in each (each tap's 2×2 footprint, found with the
+//! sampler's own arithmetic, through its address mode; for a cube map, across face edges too),
+//! draws the missing rows (over the benches' 10,000-probe flight, the probes' filters read a
+//! fifth of the rows of the nearest cascade's tiles they reach, three fifths over all three;
+//! rows a few apart are drawn together, `ROW_GAP`) —
 //! rasterizing only the triangles that reach each tile ([`crate::raster`]'s tile drawer over
 //! the lighting's [`InstanceIndex`]) and writing its part of the batched path's key image (and
 //! its texels, when the query reads texels: the scalar sampler's taps; tiles drawn for the
@@ -87,15 +90,55 @@ impl SceneIndex {
     }
 }
 
-/// The tiles a query needs: a short list for a few taps, a bit per tile of every slice once
-/// the list grows.
+/// The tiles a query needs, each with the rows of its texels that the query reads (a bit per
+/// row of the tile): a short list for a few taps, a bit per tile of every slice once the list
+/// grows.
 #[derive(Clone, Debug)]
 pub(crate) struct Needs {
     list: Vec<u32>,
+    /// The rows of each listed tile (same order as `list`).
+    list_rows: Vec<Rows>,
     bits: Vec<u64>,
+    /// The rows of each tile of the bitmap (by global index), once there is one.
+    rows: Vec<Rows>,
     /// Tiles in all (the bitmap's size when it is made).
     tiles: usize,
 }
+
+/// Rows of one tile, a bit per texel row (bit `y` for the tile's row `y`): what a query reads
+/// there, or what is drawn of it. A query's taps read few rows of most tiles they reach (the
+/// 6 × 6 texels of a Castaño filter every dozen texels, over a cascade's close slices), and a
+/// tile is drawn and laid out only on the rows asked for; rows past the map's edge (in a
+/// tile that the edge cuts) are never drawn, whatever their bits.
+pub(crate) type Rows = u32;
+
+/// Rows of a tile between two runs of rows asked for that are drawn with them when there are
+/// at most this many: each run drawn sets up its pieces and lays out an extra row of keys.
+const ROW_GAP: u32 = 3;
+
+/// `rows` with every gap of at most [`ROW_GAP`] rows between two runs filled.
+fn close_gaps(rows: Rows) -> Rows {
+    let gap = ROW_GAP;
+    let mut out = rows;
+    // A missing row lies in a gap of at most `gap` rows when rows asked for lie i rows above
+    // it and j below with i + j ≤ gap + 1: for each i ≤ k, each j ≤ gap + 1 − k.
+    for k in 1..=gap {
+        let mut below = 0;
+        let mut above = 0;
+        for j in 1..=k {
+            below |= rows << j;
+        }
+        for j in 1..=(gap + 1 - k) {
+            above |= rows >> j;
+        }
+        out |= below & above & !rows;
+    }
+    out
+}
+
+/// Every row of a tile.
+pub(crate) const ALL_ROWS: Rows = Rows::MAX;
+const _: () = assert!(MAP_TILE == Rows::BITS, "a bit per row of a tile");
 
 /// Tiles along each side of a block whose tiles drawn whole share one walk of the
 /// hierarchies and one vertex set-up ([`Tiled::jobs`]).
@@ -131,7 +174,8 @@ impl Merged {
 /// One job of a tile pass.
 enum Job {
     /// Tiles drawn whole, all of one block of one slice (global indices).
-    Group(Vec<usize>),
+    /// Each with the rows asked of it and whether none of it is drawn yet, in the map's order.
+    Group(Vec<(usize, Rows, bool)>),
     /// A tile under moving occluders: drawn without `moving` into a new layer, then with them
     /// over it (`None`), or only them over a copy of its kept layer.
     Layered(usize, Vec<u32>, Option<TileValues>),
@@ -142,38 +186,51 @@ const LIST: usize = 32;
 
 impl Needs {
     #[inline]
-    fn set(&mut self, t: usize) {
+    fn set(&mut self, t: usize, rows: Rows) {
         if !self.bits.is_empty() {
             self.bits[t / 64] |= 1 << (t % 64);
-        } else if !self.list.contains(&(t as u32)) {
-            if self.list.len() < LIST {
-                self.list.push(t as u32);
-            } else {
-                self.bits = vec![0; self.tiles.div_ceil(64)];
-                for i in std::mem::take(&mut self.list) {
-                    self.bits[i as usize / 64] |= 1 << (i % 64);
-                }
-                self.bits[t / 64] |= 1 << (t % 64);
+            self.rows[t] |= rows;
+        } else if let Some(k) = self.list.iter().position(|&l| l == t as u32) {
+            self.list_rows[k] |= rows;
+        } else if self.list.len() < LIST {
+            self.list.push(t as u32);
+            self.list_rows.push(rows);
+        } else {
+            self.bits = vec![0; self.tiles.div_ceil(64)];
+            self.rows = vec![0; self.tiles];
+            let list = std::mem::take(&mut self.list);
+            let list_rows = std::mem::take(&mut self.list_rows);
+            for (i, r) in list.into_iter().zip(list_rows) {
+                self.bits[i as usize / 64] |= 1 << (i % 64);
+                self.rows[i as usize] = r;
             }
+            self.bits[t / 64] |= 1 << (t % 64);
+            self.rows[t] |= rows;
         }
     }
 
-    /// Adds the tiles of `other` (needs of the same map).
+    /// Adds the tiles and rows of `other` (needs of the same map).
     pub(crate) fn merge(&mut self, other: &Needs) {
-        for t in other.iter() {
-            self.set(t);
+        for (t, rows) in other.iter() {
+            self.set(t, rows);
         }
     }
 
-    fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        let listed = self.list.iter().map(|&t| t as usize);
-        let bitmap = self.bits.iter().enumerate().flat_map(|(w, &bits)| {
+    /// Each needed tile once, with its rows.
+    fn iter(&self) -> impl Iterator<Item = (usize, Rows)> + '_ {
+        let listed = self
+            .list
+            .iter()
+            .zip(&self.list_rows)
+            .map(|(&t, &r)| (t as usize, r));
+        let rows = &self.rows;
+        let bitmap = self.bits.iter().enumerate().flat_map(move |(w, &bits)| {
             let mut b = bits;
             std::iter::from_fn(move || {
                 (b != 0).then(|| {
                     let i = b.trailing_zeros() as usize;
                     b &= b - 1;
-                    w * 64 + i
+                    (w * 64 + i, rows[w * 64 + i])
                 })
             })
         });
@@ -336,6 +393,7 @@ impl Tiled {
                 texture,
                 batches,
                 ready: vec![0; (per_slice * slices as usize).div_ceil(64)],
+                rows: vec![0; per_slice * slices as usize],
                 texels: vec![0; (per_slice * slices as usize).div_ceil(64)],
                 from_keys: vec![0; (per_slice * slices as usize).div_ceil(64)],
                 layers: HashMap::new(),
@@ -354,39 +412,38 @@ impl Tiled {
     pub(crate) fn needs(&self) -> Needs {
         Needs {
             list: Vec::new(),
+            list_rows: Vec::new(),
             bits: Vec::new(),
+            rows: Vec::new(),
             tiles: self.per_slice() * self.view_proj.len(),
         }
     }
 
-    /// The tiles (at most four, maybe repeated) of one axis that hold texels `lo..=hi` (at
-    /// most four texels) through the address mode: wrapped, or clamped to the edge (a tap past a
-    /// clamped or bordered edge reads the edge texel or the border, both written with the edge's
-    /// tile).
+    /// The tiles (at most four) of one axis that hold texels `lo..=hi` (at most four texels)
+    /// through the address mode: wrapped, or clamped to the edge (a tap past a clamped or
+    /// bordered edge reads the edge texel or the border, both written with the edge's tile);
+    /// with each tile, a bit for each of those texels in it (its rows, on the v axis).
     #[inline]
-    fn axis_tiles(&self, lo: i64, hi: i64, wrap: bool) -> ([u32; 4], usize) {
+    fn axis_tiles(&self, lo: i64, hi: i64, wrap: bool) -> ([u32; 4], [Rows; 4], usize) {
         let n = i64::from(self.resolution);
-        let tile = i64::from(MAP_TILE);
         let hi = hi.min(lo + 3);
-        if !wrap || (lo >= 0 && hi < n) {
-            // Clamped (or inside the map): a run of texels, so a run of at most two tiles.
-            let (a, b) = (lo.clamp(0, n - 1) / tile, hi.clamp(0, n - 1) / tile);
-            return if a == b {
-                ([a as u32, 0, 0, 0], 1)
-            } else {
-                ([a as u32, b as u32, 0, 0], 2)
-            };
-        }
         let mut out = [0u32; 4];
+        let mut rows = [0; 4];
         let mut len = 0;
         for x in lo..=hi {
-            let t = (x.rem_euclid(n) / tile) as u32;
+            let x = if wrap {
+                x.rem_euclid(n)
+            } else {
+                x.clamp(0, n - 1)
+            } as u32;
+            let t = x / MAP_TILE;
             if len == 0 || out[len - 1] != t {
                 out[len] = t;
                 len += 1;
             }
+            rows[len - 1] |= 1 << (x % MAP_TILE);
         }
-        (out, len)
+        (out, rows, len)
     }
 
     /// Marks the tiles a tap at (u, v) of `slice` reads: texels `t₀` and `t₀ + 1` on each axis,
@@ -413,10 +470,10 @@ impl Tiled {
     }
 
     /// [`Tiled::need_2d`] for every tap of `taps`, with the same result. Taps near each other
-    /// mostly read the same tiles: on axes that do not wrap, each tap's first texels and the
-    /// (one or two) tiles of its footprint on each axis are worked out in integers (sixteen
-    /// taps at a time with AVX-512), and a tap whose tiles are those of the tap before it
-    /// marks nothing more.
+    /// mostly read the same tiles and rows: on axes that do not wrap, each tap's first texels,
+    /// the (one or two) tiles of its footprint across and its two rows are worked out in
+    /// integers (sixteen taps at a time with AVX-512), and a tap whose tiles and rows are those
+    /// of the tap before it marks nothing more.
     pub(crate) fn need_2d_taps(&self, needs: &mut Needs, slice: usize, taps: &[[f32; 2]]) {
         if slice >= self.view_proj.len() {
             return;
@@ -436,9 +493,9 @@ impl Tiled {
         self.clamped_taps(needs, slice, taps);
     }
 
-    /// The tiles of texels t₀ and t₀ + 1 on an axis that does not wrap (`axis_tiles`' result,
-    /// the first and the last), for a tap whose `fl(U'·N) − 0.5` is `x` and whose coordinate
-    /// is finite (`x` is then finite or infinite). Past ±2¹⁶ every first texel lies off the map
+    /// Texels t₀ and t₀ + 1 on an axis that does not wrap, clamped to the map (the texels of
+    /// `axis_tiles`), for a tap whose `fl(U'·N) − 0.5` is `x` and whose coordinate is finite
+    /// (`x` is then finite or infinite). Past ±2¹⁶ every first texel lies off the map
     /// on that side (a map is at most 2¹⁴ texels across), so `x` is clamped there first; x·256
     /// is then exact and, rounded (`first_texel`), a whole i32.
     #[inline]
@@ -448,20 +505,21 @@ impl Tiled {
         let fixed = crate::sample::address::rne_whole(f64::from(x * 256.0));
         // SAFETY: |x·256| ≤ 2²⁴ and whole.
         let t = unsafe { fixed.to_int_unchecked::<i32>() } >> 8;
-        (
-            t.clamp(0, last) as u32 / MAP_TILE,
-            (t + 1).clamp(0, last) as u32 / MAP_TILE,
-        )
+        (t.clamp(0, last) as u32, (t + 1).clamp(0, last) as u32)
     }
 
-    /// Marks the tiles `xs` × `ys` (first and last on each axis) of the slice whose first tile
-    /// is `base`.
+    /// Marks the tiles `xs` × (those of texel rows `ys`) of the slice whose first tile is
+    /// `base`, with rows `ys` in them: `xs` the first and the last tile on the u axis, `ys` the
+    /// two texel rows ([`Tiled::clamped_span`]).
     #[inline]
     fn need_spans(&self, needs: &mut Needs, base: usize, xs: (u32, u32), ys: (u32, u32)) {
         let row = self.tiles as usize;
-        for y in ys.0..=ys.1 {
+        let (y0, y1) = (ys.0 / MAP_TILE, ys.1 / MAP_TILE);
+        let (r0, r1): (Rows, Rows) = (1 << (ys.0 % MAP_TILE), 1 << (ys.1 % MAP_TILE));
+        let rows = if y0 == y1 { [r0 | r1, 0] } else { [r0, r1] };
+        for (y, rows) in (y0..=y1).zip(rows) {
             for x in xs.0..=xs.1 {
-                needs.set(base + y as usize * row + x as usize);
+                needs.set(base + y as usize * row + x as usize, rows);
             }
         }
     }
@@ -470,7 +528,7 @@ impl Tiled {
     fn clamped_taps(&self, needs: &mut Needs, slice: usize, taps: &[[f32; 2]]) {
         let n = self.resolution as f32;
         let base = slice * self.per_slice();
-        // The tiles of the tap before.
+        // The tiles (u) and rows (v) of the tap before.
         let mut before = None;
         for &[u, v] in taps {
             if !(u.is_finite() && v.is_finite()) {
@@ -478,8 +536,9 @@ impl Tiled {
                 continue;
             }
             // The same arithmetic as `need_2d` on an axis that does not wrap.
+            let (x0, x1) = self.clamped_span(u * n - 0.5);
             let spans = (
-                self.clamped_span(u * n - 0.5),
+                (x0 / MAP_TILE, x1 / MAP_TILE),
                 self.clamped_span(v * n - 0.5),
             );
             if before != Some(spans) {
@@ -514,8 +573,9 @@ impl Tiled {
         // The scalar path divides by the tile's edge; a shift does the same for a power of two.
         const { assert!(MAP_TILE.is_power_of_two()) };
         const SHIFT: u32 = MAP_TILE.trailing_zeros();
-        // An axis' spans, first tile in the low half of each lane and last in the high half.
-        let spans = |c: __m512| {
+        // An axis' spans, the first and the last texel (v), or their tiles (u: texels shifted
+        // by `shift`), in the low and the high half of each lane.
+        let spans = |c: __m512, shift: __m512i| {
             let x = _mm512_sub_ps(_mm512_mul_ps(c, n), half);
             let x = _mm512_min_ps(_mm512_max_ps(x, low), high);
             let fixed = _mm512_cvt_roundps_epi32::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(
@@ -525,11 +585,12 @@ impl Tiled {
             let lo = _mm512_min_epi32(_mm512_max_epi32(t, zero), last);
             let hi = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(t, one), zero), last);
             _mm512_or_si512(
-                _mm512_srli_epi32::<SHIFT>(lo),
-                _mm512_slli_epi32::<16>(_mm512_srli_epi32::<SHIFT>(hi)),
+                _mm512_srlv_epi32(lo, shift),
+                _mm512_slli_epi32::<16>(_mm512_srlv_epi32(hi, shift)),
             )
         };
-        // A span no tap has (tiles are under 2¹⁶), as "the tap before" the first.
+        let (tiles, texels) = (_mm512_set1_epi32(SHIFT as i32), zero);
+        // A span no tap has (texels are under 2¹⁶), as "the tap before" the first.
         let mut before = [_mm512_set1_epi32(-1); 2];
         let chunks = taps.chunks_exact(16);
         let rest = chunks.remainder();
@@ -543,7 +604,7 @@ impl Tiled {
             let v = _mm512_permutex2var_ps(a, odd, b);
             let finite = _mm512_cmp_ps_mask::<_CMP_LT_OQ>(_mm512_abs_ps(u), infinity)
                 & _mm512_cmp_ps_mask::<_CMP_LT_OQ>(_mm512_abs_ps(v), infinity);
-            let now = [spans(u), spans(v)];
+            let now = [spans(u, tiles), spans(v, texels)];
             // Each lane's tap before: the last lane of the chunk before, then this chunk's.
             let prev = [
                 _mm512_alignr_epi32::<15>(now[0], before[0]),
@@ -577,17 +638,18 @@ impl Tiled {
         self.clamped_taps(needs, slice, rest);
     }
 
+    /// Marks tiles `xs` × `ys` (`axis_tiles`' results), each with its rows.
     fn need_tiles(
         &self,
         needs: &mut Needs,
         slice: usize,
-        (xs, nx): ([u32; 4], usize),
-        (ys, ny): ([u32; 4], usize),
+        (xs, _, nx): ([u32; 4], [Rows; 4], usize),
+        (ys, rows, ny): ([u32; 4], [Rows; 4], usize),
     ) {
         let base = slice * self.per_slice();
-        for &y in &ys[..ny] {
+        for (&y, &rows) in ys[..ny].iter().zip(&rows) {
             for &x in &xs[..nx] {
-                needs.set(base + (y * self.tiles + x) as usize);
+                needs.set(base + (y * self.tiles + x) as usize, rows);
             }
         }
     }
@@ -595,7 +657,7 @@ impl Tiled {
     fn need_slice(&self, needs: &mut Needs, slice: usize) {
         let base = slice * self.per_slice();
         for t in 0..self.per_slice() {
-            needs.set(base + t);
+            needs.set(base + t, ALL_ROWS);
         }
     }
 
@@ -643,15 +705,26 @@ impl Tiled {
     /// [`Tiled::ensure`], writing the drawn tiles' texels too when `texels` (always where the
     /// keys cannot give them back; see [`Resident::texels`]).
     fn ensure_with(&self, needs: &Needs, texels: bool) -> bool {
-        let missing: Vec<usize> = {
+        let missing: Vec<(usize, Rows)> = {
             let r = self.read();
-            needs.iter().filter(|&t| !r.ready(t)).collect()
+            needs
+                .iter()
+                .filter(|&(t, rows)| !r.covers(t, rows))
+                .collect()
         };
         if missing.is_empty() {
             return true;
         }
         let mut w = self.resident.write().unwrap_or_else(|e| e.into_inner());
-        let missing: Vec<usize> = missing.into_iter().filter(|&t| !w.ready(t)).collect();
+        // The rows still missing (another thread may have drawn some meanwhile).
+        let missing: Vec<(usize, Rows)> = missing
+            .into_iter()
+            .filter(|&(t, rows)| !w.covers(t, rows))
+            .map(|(t, rows)| {
+                let drawn = if w.ready(t) { w.rows[t] } else { 0 };
+                (t, close_gaps(rows & !drawn) & !drawn)
+            })
+            .collect();
         if missing.is_empty() {
             return true;
         }
@@ -661,22 +734,34 @@ impl Tiled {
         debug_assert!(
             missing
                 .iter()
+                .map(|(t, _)| t)
                 .collect::<std::collections::HashSet<_>>()
                 .len()
                 == missing.len(),
             "a tile listed twice"
         );
-        let plans: Vec<(usize, Plan)> = missing.iter().map(|&t| (t, w.plan(t))).collect();
+        // A tile under moving occluders is drawn whole (its layer is a whole tile's).
+        let plans: Vec<(usize, Plan, Rows, bool)> = missing
+            .iter()
+            .map(|&(t, rows)| match w.plan(t) {
+                Plan::Whole => (t, Plan::Whole, rows, !w.ready(t)),
+                layered => (t, layered, ALL_ROWS, !w.ready(t)),
+            })
+            .collect();
         let layered = plans
             .iter()
-            .filter(|(_, p)| matches!(p, Plan::OverLayer(..)))
+            .filter(|(_, p, ..)| matches!(p, Plan::OverLayer(..)))
             .count() as u64;
         let w = &mut *w;
         let texels = texels || !self.keys_only;
         // The workers write their tiles straight into the key images (and the texels).
         let (drawn, render, layout) = self.draw(plans, &w.targets(), texels);
-        for (t, layer) in &mut *drawn.lock().unwrap_or_else(|e| e.into_inner()) {
-            w.drawn(*t, texels);
+        // Tiles started (not those that only gained rows) and rows drawn.
+        let (mut started_tiles, mut rows_drawn) = (0u64, 0u64);
+        for (t, rows, layer) in &mut *drawn.lock().unwrap_or_else(|e| e.into_inner()) {
+            started_tiles += u64::from(!w.ready(*t));
+            rows_drawn += u64::from(self.real_rows(*t, *rows).count_ones());
+            w.drawn(*t, *rows, texels);
             w.touched.remove(t);
             if let Some(layer) = layer.take() {
                 w.layers.insert(*t, layer);
@@ -686,7 +771,8 @@ impl Tiled {
         let wall = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
         for c in [&*self.counters, &self.own] {
             c.wall_ns.fetch_add(wall, Ordering::Relaxed);
-            c.rendered.fetch_add(drawn.len() as u64, Ordering::Relaxed);
+            c.rendered.fetch_add(started_tiles, Ordering::Relaxed);
+            c.rows.fetch_add(rows_drawn, Ordering::Relaxed);
             c.layered.fetch_add(layered, Ordering::Relaxed);
             c.render_ns.fetch_add(render, Ordering::Relaxed);
             c.layout_ns.fetch_add(layout, Ordering::Relaxed);
@@ -702,18 +788,18 @@ impl Tiled {
         complete
     }
 
-    /// Rasterizes tiles (global indices, each with its plan), side by side on the map's
-    /// threads, each written into `targets` (its texels too when `texels`) by the thread that
-    /// drew it; returns the tiles drawn
-    /// with the layers they made for later redraws, and the time spent drawing and writing
-    /// them (ns, summed over threads).
+    /// Rasterizes tiles (global indices, each with its plan and the rows to draw), side by
+    /// side on the map's threads, each written into `targets` (its texels too when `texels`)
+    /// by the thread that drew it; returns the tiles drawn with the rows drawn (those asked
+    /// for, maybe more) and the layers they made for later redraws, and the time spent
+    /// drawing and writing them (ns, summed over threads).
     #[allow(clippy::type_complexity)]
     fn draw(
         &self,
-        plans: Vec<(usize, Plan)>,
+        plans: Vec<(usize, Plan, Rows, bool)>,
         targets: &LayoutTargets<'_>,
         texels: bool,
-    ) -> (Mutex<Vec<(usize, Option<Layer>)>>, u64, u64) {
+    ) -> (Mutex<Vec<(usize, Rows, Option<Layer>)>>, u64, u64) {
         let n = self.resolution;
         let drawers: Vec<TileDrawer<'_, Occluder>> = self
             .view_proj
@@ -750,19 +836,32 @@ impl Tiled {
                     clip: [x0 as i32, y0 as i32, x1 as i32, y1 as i32],
                 }
             };
-            // Stores the drawn `rect` of `slice` from `values` (rows of `stride` values), for
-            // the tiles `tiles`; returns when the layout ended: the next area's drawing starts
-            // then (two clock reads an area).
+            // Stores the drawn parts of `slice` held in `values` (rows of `stride` values from
+            // texel `origin`): of each rectangle of `parts`, the rows `rows` (a bit per row from
+            // its top). Then records the tiles `tiles`; returns when the layout ended: the next
+            // area's drawing starts then (two clock reads an area).
             let finish = |slice: usize,
-                          rect: [u32; 4],
+                          origin: [u32; 2],
+                          parts: &[([u32; 4], u64)],
                           values: &TileValues,
                           stride: usize,
-                          tiles: &mut dyn Iterator<Item = (usize, Option<Layer>)>,
+                          tiles: &mut dyn Iterator<Item = (usize, Rows, Option<Layer>)>,
                           start: Instant| {
                 let drawn = Instant::now();
-                // SAFETY: each tile is in one job of one call, so no other thread writes its
-                // texels or the keys its region owns; `rect` is these tiles' union.
-                unsafe { targets.store(self, slice, rect, values, stride, texels) };
+                let area = AreaValues {
+                    values,
+                    origin,
+                    stride,
+                };
+                for &([x0, y0, x1, y1], rows) in parts {
+                    for (a, b) in row_runs(rows, y1 - y0 + 1) {
+                        let run = [x0, y0 + a, x1, y0 + b];
+                        // SAFETY: each tile is in one job of one call, so no other thread
+                        // writes its texels or the keys its region owns; `run` lies in these
+                        // tiles.
+                        unsafe { targets.store(self, slice, run, area, texels) };
+                    }
+                }
                 let end = Instant::now();
                 render.fetch_add((drawn - start).as_nanos() as u64, Ordering::Relaxed);
                 layout.fetch_add((end - drawn).as_nanos() as u64, Ordering::Relaxed);
@@ -770,8 +869,16 @@ impl Tiled {
                 end
             };
             match job {
-                Job::Group(tiles) => {
+                Job::Group(group) => {
                     let start = Instant::now();
+                    let tiles: Vec<usize> = group.iter().map(|&(t, ..)| t).collect();
+                    // The rows asked of a tile of the job (`group` is sorted), and whether
+                    // none of it is drawn yet.
+                    let asked = |t: usize| {
+                        group
+                            .binary_search_by_key(&t, |&(t, ..)| t)
+                            .map_or((0, false), |k| (group[k].1, group[k].2))
+                    };
                     let slice = tiles[0] / per;
                     let drawer = &drawers[slice];
                     // One walk of the hierarchies and one set-up for the group's rectangle,
@@ -808,18 +915,54 @@ impl Tiled {
                             let stride = (MAP_TILE * merged.across) as usize;
                             let len = stride * (MAP_TILE * merged.down) as usize;
                             values.refill_first(self.format, self.clear, len);
-                            for t in merged.tiles(self) {
+                            // The rows each tile draws, and the parts laid out: a row of tiles
+                            // none of which was drawn yet draws the rows any of them asked for,
+                            // laid out at once (rows of keys as long as the area's); a row with
+                            // a tile that only gains rows draws tile by tile the rows asked.
+                            let tiles: Vec<usize> = merged.tiles(self).collect();
+                            let mut draws: Vec<Rows> = Vec::with_capacity(4);
+                            let mut parts = Vec::with_capacity(4);
+                            for row in tiles.chunks(merged.across as usize) {
+                                let union = row.iter().fold(0, |u, &t| u | asked(t).0);
+                                if row.iter().all(|&t| asked(t).1) {
+                                    draws.extend(row.iter().map(|_| union));
+                                    let [x0, y0, ..] = area(row[0]).clip;
+                                    let [.., x1, y1] = area(row[row.len() - 1]).clip;
+                                    let rect = [x0, y0, x1, y1].map(|c| c as u32);
+                                    parts.push((rect, u64::from(union)));
+                                } else {
+                                    for &t in row {
+                                        draws.push(asked(t).0);
+                                        let rect = area(t).clip.map(|c| c as u32);
+                                        parts.push((rect, u64::from(asked(t).0)));
+                                    }
+                                }
+                            }
+                            let mut buf = values.buf_first(len);
+                            for (&t, &rows) in tiles.iter().zip(&draws) {
+                                let clip = area(t).clip;
+                                let height = (clip[3] - clip[1] + 1) as u32;
                                 let area = Area {
                                     origin: [rect[0] as i32, rect[1] as i32],
                                     stride,
-                                    clip: area(t).clip,
+                                    clip,
                                 };
+                                let runs = row_runs(u64::from(rows), height);
                                 rejected += drawer
-                                    .draw_collected(area, values.buf_first(len), scratch)
+                                    .draw_collected(area, runs, &mut buf, scratch)
                                     .rejected;
                             }
-                            let mut drawn = merged.tiles(self).map(|t| (t, None));
-                            start = finish(slice, rect, &values, stride, &mut drawn, start);
+                            let mut drawn =
+                                tiles.iter().zip(&draws).map(|(&t, &rows)| (t, rows, None));
+                            start = finish(
+                                slice,
+                                [rect[0], rect[1]],
+                                &parts,
+                                &values,
+                                stride,
+                                &mut drawn,
+                                start,
+                            );
                         }
                         VALUES.set(Some(values));
                         rejected
@@ -853,10 +996,11 @@ impl Tiled {
                     let stride = MAP_TILE as usize;
                     finish(
                         t / per,
-                        rect,
+                        [rect[0], rect[1]],
+                        &[(rect, u64::from(ALL_ROWS))],
                         &values,
                         stride,
-                        &mut std::iter::once((t, layer)),
+                        &mut std::iter::once((t, ALL_ROWS, layer)),
                         start,
                     );
                     rejected
@@ -877,13 +1021,13 @@ impl Tiled {
     ///
     /// With fewer jobs than `threads` (a small map, or few tiles in few blocks), the largest
     /// blocks are split in halves until every thread has a job or every block is one tile.
-    fn jobs(&self, plans: Vec<(usize, Plan)>, threads: usize) -> Vec<Job> {
+    fn jobs(&self, plans: Vec<(usize, Plan, Rows, bool)>, threads: usize) -> Vec<Job> {
         let per = self.per_slice();
         let blocks = self.tiles.div_ceil(GROUP) as usize;
         // (block, tile) of the tiles drawn whole.
         let mut whole = Vec::new();
         let mut jobs = Vec::new();
-        for (t, plan) in plans {
+        for (t, plan, rows, fresh) in plans {
             match plan {
                 Plan::Whole => {
                     let (slice, local) = (t / per, (t % per) as u32);
@@ -891,7 +1035,7 @@ impl Tiled {
                         (local % self.tiles / GROUP) as usize,
                         (local / self.tiles / GROUP) as usize,
                     );
-                    whole.push(((slice * blocks + by) * blocks + bx, t));
+                    whole.push(((slice * blocks + by) * blocks + bx, t, rows, fresh));
                 }
                 Plan::NewLayer(moving) => jobs.push(Job::Layered(t, moving, None)),
                 Plan::OverLayer(moving, base) => jobs.push(Job::Layered(t, moving, Some(base))),
@@ -899,9 +1043,14 @@ impl Tiled {
         }
         // In the map's order, so that runs are repeatable.
         whole.sort_unstable();
-        let mut groups: Vec<Vec<usize>> = whole
+        let mut groups: Vec<Vec<(usize, Rows, bool)>> = whole
             .chunk_by(|a, b| a.0 == b.0)
-            .map(|block| block.iter().map(|&(_, t)| t).collect())
+            .map(|block| {
+                block
+                    .iter()
+                    .map(|&(_, t, rows, fresh)| (t, rows, fresh))
+                    .collect()
+            })
             .collect();
         while jobs.len() + groups.len() < threads {
             let Some(largest) = groups.iter_mut().max_by_key(|g| g.len()) else {
@@ -994,7 +1143,7 @@ impl Tiled {
     pub(crate) fn read_with(&self, needs: &Needs, texels: bool) -> RwLockReadGuard<'_, Resident> {
         {
             let r = self.read();
-            let there = |t| if texels { r.has_texels(t) } else { r.ready(t) };
+            let there = |(t, rows)| r.covers(t, rows) && (!texels || r.has_texels(t));
             if needs.iter().all(there) {
                 return r;
             }
@@ -1004,15 +1153,18 @@ impl Tiled {
             let mut w = self.resident.write().unwrap_or_else(|e| e.into_inner());
             let lacking: Vec<usize> = needs
                 .iter()
+                .map(|(t, _)| t)
                 .filter(|&t| w.ready(t) && !w.has_texels(t))
                 .collect();
             if !lacking.is_empty() {
                 crate::zone!("penumbra::shadow::texels from keys");
+                let rows: Vec<Rows> = lacking.iter().map(|&t| w.rows[t]).collect();
                 let targets = w.targets();
                 // SAFETY: the write lock keeps every other reader and writer away.
                 let written: Vec<bool> = lacking
                     .iter()
-                    .map(|&t| unsafe { targets.texels_from_keys(self, t) })
+                    .zip(rows)
+                    .map(|(&t, rows)| unsafe { targets.texels_from_keys(self, t, rows) })
                     .collect();
                 drop(targets);
                 for (&t, ok) in lacking.iter().zip(written) {
@@ -1045,9 +1197,9 @@ impl Tiled {
             // A tile drawn without its texels is drawn again with them: the texture has every
             // texel's own bits (texels written from keys have a comparison's view of them).
             let mut w = self.resident.write().unwrap_or_else(|e| e.into_inner());
-            for t in all.iter() {
+            for (t, _) in all.iter() {
                 if w.ready(t) && !w.has_drawn_texels(t) {
-                    w.ready[t / 64] &= !(1 << (t % 64));
+                    w.forget(t);
                 }
             }
         }
@@ -1073,6 +1225,22 @@ impl Tiled {
     /// Tiles of all slices.
     pub(crate) fn tile_count(&self) -> usize {
         self.per_slice() * self.view_proj.len()
+    }
+
+    /// Of rows `rows` of tile `t` (global index), those inside the map (the map's edge may cut
+    /// its last row of tiles).
+    fn real_rows(&self, t: usize, rows: Rows) -> Rows {
+        let [_, y0, _, y1] = self.tile_rect(t % self.per_slice());
+        rows & (u64::MAX >> (64 - (y1 - y0 + 1))) as Rows
+    }
+
+    /// Rows of tiles drawn now (see [`TileStats::rows_rendered`]).
+    pub(crate) fn drawn_rows(&self) -> u64 {
+        let r = self.read();
+        (0..r.rows.len())
+            .filter(|&t| r.ready(t))
+            .map(|t| u64::from(self.real_rows(t, r.rows[t]).count_ones()))
+            .sum()
     }
 
     /// Tiles drawn so far.
@@ -1120,8 +1288,7 @@ impl Tiled {
                 for ty in y0..=y1 {
                     for tx in x0..=x1 {
                         let t = slice * per + (ty * self.tiles + tx) as usize;
-                        if r.ready(t) {
-                            r.ready[t / 64] &= !(1 << (t % 64));
+                        if r.forget(t) {
                             forgot += 1;
                         }
                         if let Some(o) = changed {
@@ -1270,7 +1437,8 @@ mod tests {
         if u.is_finite() { u } else { 0.5 }
     }
 
-    /// Every texel a lookup reads lies in a tile that `need_2d` marks: the sampler's own taps
+    /// Every texel a lookup reads lies in a tile that `need_2d` marks, on a row marked in it:
+    /// the sampler's own taps
     /// (R27's bilinear pair, R25/R26's point texel in both roundings) of coordinates a hair
     /// either side of the places where R27's rounding moves to the next texel, and of random
     /// ones, on clamped, bordered and wrapped axes of maps that are and are not whole tiles.
@@ -1295,7 +1463,7 @@ mod tests {
                 let (u, v) = (coordinate(&mut rng), coordinate(&mut rng));
                 let mut needs = tiled.needs();
                 tiled.need_2d(&mut needs, 0, [u, v]);
-                let marked: Vec<usize> = needs.iter().collect();
+                let marked: Vec<(usize, Rows)> = needs.iter().collect();
                 assert!(marked.len() <= 4, "round {round}: {marked:?}");
                 let texels = |c: f32, mode: AddressMode| {
                     let axis = AxisParams {
@@ -1328,8 +1496,9 @@ mod tests {
                 for x in texels(u, mode[0]) {
                     for y in texels(v, mode[1]) {
                         let tile = ((y / MAP_TILE) * tiled.tiles + x / MAP_TILE) as usize;
+                        let row = 1 << (y % MAP_TILE);
                         assert!(
-                            marked.contains(&tile),
+                            marked.iter().any(|&(t, rows)| t == tile && rows & row != 0),
                             "round {round}: {resolution}², {mode:?}, ({u:e}, {v:e}) reads \
                              texel ({x}, {y}) in tile {tile}; marked {marked:?}"
                         );
@@ -1347,10 +1516,12 @@ mod tests {
         let map = test_map([AddressMode::Clamp; 2], 100, 1);
         let mut needs = map.needs();
         map.need_2d(&mut needs, 0, [0.5, 0.5]);
-        let tiles: Vec<usize> = needs.iter().collect();
+        let tiles: Vec<usize> = needs.iter().map(|(t, _)| t).collect();
         let one = 1.0f32.to_le_bytes();
+        // A texel of the tile's first drawn row.
         let texel_of = |r: &Resident, t: usize| {
             let [x0, y0, ..] = map.tile_rect(t);
+            let y0 = y0 + r.rows[t].trailing_zeros();
             let at = (y0 as usize * 100 + x0 as usize) * 4;
             <[u8; 4]>::try_from(&r.texture.subresource(0, 0)[at..at + 4]).unwrap()
         };
@@ -1383,7 +1554,7 @@ mod tests {
         assert!(tiles.iter().all(|&t| map.read().has_drawn_texels(t)));
     }
 
-    /// Marking a list of taps at once marks exactly the tiles that marking each tap does (on
+    /// Marking a list of taps at once marks exactly the tiles and rows that marking each tap does (on
     /// this CPU's path and the portable one): clusters of taps a few texels wide (the filters'
     /// footprints) round random points, inside the map, on its edges and past them, with
     /// special values among them, in lists long and short; map sizes that are and are not
@@ -1425,7 +1596,7 @@ mod tests {
             }
             tiled.need_2d_taps(&mut at_once, slice, &taps);
             let sorted = |n: &Needs| {
-                let mut v: Vec<usize> = n.iter().collect();
+                let mut v: Vec<(usize, Rows)> = n.iter().collect();
                 v.sort_unstable();
                 v.dedup();
                 v
@@ -1448,6 +1619,44 @@ mod tests {
                     "round {round}: scalar"
                 );
             }
+        }
+    }
+
+    /// Gaps of at most `ROW_GAP` rows between rows asked for are filled, and nothing else;
+    /// the runs of a row mask are its set bits, each once, in order, within the length given.
+    #[test]
+    fn gaps_are_closed_and_runs_found() {
+        let mut rng = penumbra_testkit::Rng::xorshift64(0x726f_7773);
+        for round in 0..2000 {
+            let density = rng.f32_unit();
+            let rows = (0..32).fold(0 as Rows, |m, k| {
+                m | Rows::from(rng.f32_unit() < density * density) << k
+            });
+            let bit = |m: Rows, k: i32| (0..32).contains(&k) && m >> k & 1 != 0;
+            let closed = close_gaps(rows);
+            for k in 0..32 {
+                let want = bit(rows, k)
+                    || (1..=ROW_GAP as i32).any(|i| {
+                        bit(rows, k - i) && (1..=ROW_GAP as i32 + 1 - i).any(|j| bit(rows, k + j))
+                    });
+                assert_eq!(bit(closed, k), want, "round {round}: {rows:032b} row {k}");
+            }
+            let len = rng.pick(&[1, 7, 31, 32]);
+            let mut from_runs = 0u64;
+            let mut last = None;
+            for (a, b) in row_runs(u64::from(rows), len) {
+                assert!(
+                    a <= b && b < len && last.is_none_or(|l| l + 1 < a),
+                    "{rows:b}"
+                );
+                last = Some(b);
+                from_runs |= (u64::MAX >> (63 - (b - a))) << a;
+            }
+            assert_eq!(
+                from_runs,
+                u64::from(rows) & ((1 << len) - 1),
+                "{rows:032b} in {len}"
+            );
         }
     }
 

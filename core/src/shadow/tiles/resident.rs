@@ -12,6 +12,7 @@ pub(crate) struct TileCounters {
     /// may hold many).
     pub(super) spares: OnceLock<Box<Spares>>,
     pub(crate) rendered: AtomicU64,
+    pub(crate) rows: AtomicU64,
     pub(crate) layered: AtomicU64,
     pub(crate) invalidated: AtomicU64,
     pub(crate) render_ns: AtomicU64,
@@ -62,8 +63,13 @@ impl Spares {
 /// [`Lighting::tile_stats`](crate::shadow::Lighting::tile_stats)); subtract two readings for a frame's.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TileStats {
-    /// Tiles drawn (a tile drawn again after an invalidation counts again).
+    /// Tiles drawn (a tile drawn again after an invalidation counts again). A tile is drawn
+    /// only on the rows of texels that queries read ([`TileStats::rows_rendered`]); rows that
+    /// a later query reads are added to it, which does not count as another tile.
     pub tiles_rendered: u64,
+    /// Rows of tiles drawn ([`MAP_TILE`] texels each). Until occluders change, no row is drawn
+    /// twice.
+    pub rows_rendered: u64,
     /// Of those, tiles drawn again over a kept layer: a tile that occluders keep moving over
     /// keeps what every other occluder drew there, and only the moving ones are drawn again.
     pub tiles_layered: u64,
@@ -87,6 +93,7 @@ impl TileCounters {
     pub(crate) fn stats(&self) -> TileStats {
         TileStats {
             tiles_rendered: self.rendered.load(Ordering::Relaxed),
+            rows_rendered: self.rows.load(Ordering::Relaxed),
             tiles_layered: self.layered.load(Ordering::Relaxed),
             tiles_invalidated: self.invalidated.load(Ordering::Relaxed),
             pieces_rejected: self.rejected.load(Ordering::Relaxed),
@@ -104,8 +111,10 @@ pub(crate) struct Resident {
     pub(crate) texture: Texture,
     /// The batched path of each slice (each face of a cube), its key image filled tile by tile.
     pub(crate) batches: Vec<Option<CmpBatch>>,
-    /// Drawn tiles, a bit per tile, slice after slice.
+    /// Drawn tiles (some of their rows at least), a bit per tile, slice after slice.
     pub(super) ready: Vec<u64>,
+    /// The drawn rows of each tile (meaningful where `ready`).
+    pub(super) rows: Vec<Rows>,
     /// Drawn tiles whose texels are written too. The batched path reads only the key images,
     /// so a tile drawn for it alone leaves its texels unwritten (a third of a tile's memory
     /// traffic); the scalar sampler's queries have them written from the keys
@@ -144,6 +153,14 @@ pub(super) enum Plan {
     OverLayer(Vec<u32>, TileValues),
 }
 
+/// A drawn area's values: rows of `stride` values from texel `origin` of the slice.
+#[derive(Clone, Copy)]
+pub(super) struct AreaValues<'a> {
+    pub(super) values: &'a TileValues,
+    pub(super) origin: [u32; 2],
+    pub(super) stride: usize,
+}
+
 /// Raw views of a map's texels and key images, each slice's, for the tile workers: each writes
 /// the texels of its own tiles and the keys their regions own (see [`KeyWriter`]).
 pub(super) struct LayoutTargets<'a> {
@@ -157,10 +174,9 @@ unsafe impl Send for LayoutTargets<'_> {}
 unsafe impl Sync for LayoutTargets<'_> {}
 
 impl LayoutTargets<'_> {
-    /// Writes the drawn texel rectangle `[x0, y0, x1, y1]` of `slice` (whole tiles of `map`,
-    /// held in `values` in rows of `stride` values) into the key image, and into the texels
-    /// when `texels` (else the keys are made from `values` straight away; see
-    /// [`Resident::texels`]).
+    /// Writes the drawn texel rectangle `[x0, y0, x1, y1]` of `slice` (rows of tiles of `map`,
+    /// held in `area`) into the key image, and into the texels when `texels` (else the keys are
+    /// made from the values straight away; see [`Resident::texels`]).
     ///
     /// # Safety
     /// No other thread writes or reads those tiles (their texels and the keys their regions
@@ -170,11 +186,15 @@ impl LayoutTargets<'_> {
         map: &Tiled,
         slice: usize,
         [x0, y0, x1, y1]: [u32; 4],
-        values: &TileValues,
-        stride: usize,
+        area: AreaValues<'_>,
         texels: bool,
     ) {
         crate::zone!("penumbra::shadow::tile layout");
+        let AreaValues {
+            values,
+            origin: [ox, oy],
+            stride,
+        } = area;
         let n = map.resolution as usize;
         let bpt = map.format.bytes_per_texel();
         let len = (x1 - x0 + 1) as usize;
@@ -192,7 +212,7 @@ impl LayoutTargets<'_> {
             ahead(y0 + 1);
             for y in y0..=y1 {
                 ahead(y + 2);
-                let row = (y - y0) as usize * stride;
+                let row = (y - oy) as usize * stride + (x0 - ox) as usize;
                 let at = (y as usize * n + x0 as usize) * bpt;
                 assert!(
                     at + len * bpt <= level_len,
@@ -213,7 +233,7 @@ impl LayoutTargets<'_> {
                 // only the rectangle's texels.
                 unsafe { LevelBytes::from_raw(level.cast_const(), level_len) }
             } else {
-                values.region([x0, y0], stride)
+                values.region([ox, oy], stride)
             };
             // SAFETY: the refresh reads only the rectangle's texels and writes only the keys
             // its tiles' regions own (the caller's contract).
@@ -226,18 +246,37 @@ impl LayoutTargets<'_> {
     ///
     /// # Safety
     /// No other thread writes or reads tile `t`'s texels or writes its keys meanwhile.
-    pub(super) unsafe fn texels_from_keys(&self, map: &Tiled, t: usize) -> bool {
+    pub(super) unsafe fn texels_from_keys(&self, map: &Tiled, t: usize, rows: Rows) -> bool {
         let per = map.per_slice();
         let slice = t / per;
         let (level, len) = self.levels[slice];
-        match self.keys.get(slice) {
+        let Some(Some(keys)) = self.keys.get(slice) else {
+            return false;
+        };
+        let [x0, y0, x1, y1] = map.tile_rect(t % per);
+        // Only the drawn rows: the keys of the others are stale.
+        row_runs(u64::from(rows), y1 - y0 + 1).all(|(a, b)| {
             // SAFETY: the level stays allocated (borrowed by `self`); the caller's contract.
-            Some(Some(keys)) => unsafe {
-                keys.texels_from_keys(level, len, map.tile_rect(t % per))
-            },
-            _ => false,
-        }
+            unsafe { keys.texels_from_keys(level, len, [x0, y0 + a, x1, y0 + b]) }
+        })
     }
+}
+
+/// The runs of set bits of `mask` among its first `len` bits: (first, last) of each, from bit 0.
+pub(super) fn row_runs(mask: u64, len: u32) -> impl Iterator<Item = (u32, u32)> + Clone {
+    let mut m = if len >= 64 {
+        mask
+    } else {
+        mask & ((1 << len) - 1)
+    };
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let first = m.trailing_zeros();
+            let run = (m >> first).trailing_ones();
+            m &= !(((1u128 << run) - 1) << first) as u64;
+            (first, first + run - 1)
+        })
+    })
 }
 
 impl Resident {
@@ -254,8 +293,23 @@ impl Resident {
         LayoutTargets { levels, keys }
     }
 
+    /// Whether tile `t` is drawn (some of its rows at least).
     pub(super) fn ready(&self, t: usize) -> bool {
         self.ready[t / 64] >> (t % 64) & 1 != 0
+    }
+
+    /// Whether rows `rows` of tile `t` are drawn.
+    pub(super) fn covers(&self, t: usize, rows: Rows) -> bool {
+        self.ready(t) && self.rows[t] & rows == rows
+    }
+
+    /// Forgets tile `t`'s drawing; whether it had one.
+    pub(super) fn forget(&mut self, t: usize) -> bool {
+        let (w, bit) = (t / 64, 1u64 << (t % 64));
+        let was = self.ready[w] & bit != 0;
+        self.ready[w] &= !bit;
+        self.rows[t] = 0;
+        was
     }
 
     /// Whether tile `t` is drawn with its texels written (as drawn, or from its keys).
@@ -268,12 +322,19 @@ impl Resident {
         self.ready(t) && self.texels[t / 64] >> (t % 64) & 1 != 0
     }
 
-    /// Records that tile `t` was just drawn, with its texels written or not.
-    pub(super) fn drawn(&mut self, t: usize, texels: bool) {
+    /// Records that rows `rows` of tile `t` were just drawn, with their texels written or not.
+    /// Rows drawn before stay drawn; the tile then has its texels written only where both
+    /// drawings wrote them (the others are written from the keys when asked for).
+    pub(super) fn drawn(&mut self, t: usize, rows: Rows, texels: bool) {
         let (w, bit) = (t / 64, 1u64 << (t % 64));
+        let had = self.ready[w] & bit != 0 && self.texels[w] & bit != 0;
+        if self.ready[w] & bit == 0 {
+            self.rows[t] = 0;
+        }
         self.ready[w] |= bit;
+        self.rows[t] |= rows;
         self.from_keys[w] &= !bit;
-        if texels {
+        if texels && (had || self.rows[t] == rows) {
             self.texels[w] |= bit;
         } else {
             self.texels[w] &= !bit;
