@@ -95,9 +95,8 @@ impl SceneIndex {
 /// grows.
 #[derive(Clone, Debug)]
 pub(crate) struct Needs {
-    list: Vec<u32>,
-    /// The rows of each listed tile (same order as `list`).
-    list_rows: Vec<Rows>,
+    /// Tiles and their rows while they are few.
+    list: Vec<(u32, Rows)>,
     bits: Vec<u64>,
     /// The rows of each tile of the bitmap (by global index), once there is one.
     rows: Vec<Rows>,
@@ -190,17 +189,20 @@ impl Needs {
         if !self.bits.is_empty() {
             self.bits[t / 64] |= 1 << (t % 64);
             self.rows[t] |= rows;
-        } else if let Some(k) = self.list.iter().position(|&l| l == t as u32) {
-            self.list_rows[k] |= rows;
+        } else if let Some((_, r)) = self
+            .list
+            .iter_mut()
+            .rev()
+            .find(|(listed, _)| *listed == t as u32)
+        {
+            // (From the end: taps in a row mostly mark the tile marked last.)
+            *r |= rows;
         } else if self.list.len() < LIST {
-            self.list.push(t as u32);
-            self.list_rows.push(rows);
+            self.list.push((t as u32, rows));
         } else {
             self.bits = vec![0; self.tiles.div_ceil(64)];
             self.rows = vec![0; self.tiles];
-            let list = std::mem::take(&mut self.list);
-            let list_rows = std::mem::take(&mut self.list_rows);
-            for (i, r) in list.into_iter().zip(list_rows) {
+            for (i, r) in std::mem::take(&mut self.list) {
                 self.bits[i as usize / 64] |= 1 << (i % 64);
                 self.rows[i as usize] = r;
             }
@@ -218,11 +220,7 @@ impl Needs {
 
     /// Each needed tile once, with its rows.
     fn iter(&self) -> impl Iterator<Item = (usize, Rows)> + '_ {
-        let listed = self
-            .list
-            .iter()
-            .zip(&self.list_rows)
-            .map(|(&t, &r)| (t as usize, r));
+        let listed = self.list.iter().map(|&(t, r)| (t as usize, r));
         let rows = &self.rows;
         let bitmap = self.bits.iter().enumerate().flat_map(move |(w, &bits)| {
             let mut b = bits;
@@ -412,7 +410,6 @@ impl Tiled {
     pub(crate) fn needs(&self) -> Needs {
         Needs {
             list: Vec::new(),
-            list_rows: Vec::new(),
             bits: Vec::new(),
             rows: Vec::new(),
             tiles: self.per_slice() * self.view_proj.len(),
