@@ -778,6 +778,7 @@ impl Tiled {
             "penumbra tiles rendered",
             self.counters.rendered.load(Ordering::Relaxed) as f64
         );
+        crate::plot!("penumbra tile rows rendered", rows_drawn as f64);
         let complete = drawn.len() == missing.len();
         if !complete {
             SKIPPED.with(|s| s.set(true));
