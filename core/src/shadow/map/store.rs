@@ -59,7 +59,8 @@ impl ShadowMap {
     /// Rows of tiles drawn now: a tile is drawn on the rows of texels that queries read
     /// (`None` for a map drawn whole). In a scene that did not change since the map was made,
     /// [`TileStats::rows_rendered`](crate::shadow::TileStats::rows_rendered) of
-    /// [`ShadowMap::tile_stats`] equals it: no row is drawn twice.
+    /// [`ShadowMap::tile_stats`] equals it (no row is drawn twice) until the whole texture is
+    /// asked for ([`ShadowMap::texture`] draws again the tiles drawn without their texels).
     #[must_use]
     pub fn tile_rows_drawn(&self) -> Option<u64> {
         self.tiled().map(Tiled::drawn_rows)

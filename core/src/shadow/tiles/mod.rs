@@ -685,8 +685,10 @@ impl Tiled {
                 let (f, s, t) = at(p);
                 let (tx, ty) = (texel_floor(s), texel_floor(t));
                 let xs = self.axis_tiles(tx - 1, tx + 2, false);
-                let ys = self.axis_tiles(ty - 1, ty + 2, false);
-                self.need_tiles(needs, f, xs, ys);
+                // Whole tiles on a cube face: the window bounds which tiles a seamless tap
+                // reaches (its corners across two edges too), not which rows.
+                let (ys, _, ny) = self.axis_tiles(ty - 1, ty + 2, false);
+                self.need_tiles(needs, f, xs, (ys, [ALL_ROWS; 4], ny));
             }
         }
     }
@@ -706,6 +708,7 @@ impl Tiled {
             let r = self.read();
             needs
                 .iter()
+                .map(|(t, rows)| (t, self.real_rows(t, rows)))
                 .filter(|&(t, rows)| !r.covers(t, rows))
                 .collect()
         };
@@ -1141,7 +1144,8 @@ impl Tiled {
     pub(crate) fn read_with(&self, needs: &Needs, texels: bool) -> RwLockReadGuard<'_, Resident> {
         {
             let r = self.read();
-            let there = |(t, rows)| r.covers(t, rows) && (!texels || r.has_texels(t));
+            let there =
+                |(t, rows)| r.covers(t, self.real_rows(t, rows)) && (!texels || r.has_texels(t));
             if needs.iter().all(there) {
                 return r;
             }
@@ -1618,6 +1622,36 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A map whose edge cuts its last row of tiles: asking for whole tiles once every real
+    /// row is drawn draws nothing (rows past the edge are never asked for), and each real row
+    /// was drawn once.
+    #[test]
+    fn rows_past_the_edge_are_never_missing() {
+        let map = test_map([AddressMode::Clamp; 2], 100, 1);
+        let mut taps = Vec::new();
+        for y in 0..100 {
+            taps.push([0.5, (y as f32 + 0.5) / 100.0]);
+        }
+        let mut rows = map.needs();
+        map.need_2d_taps(&mut rows, 0, &taps);
+        assert!(map.ensure(&rows));
+        let drawn = map.stats();
+        assert_eq!(map.drawn_rows(), drawn.rows_rendered);
+        let mut whole = map.needs();
+        map.need_slice(&mut whole, 0);
+        // The column of tiles the taps drew is whole now; the others are drawn whole.
+        assert!(map.ensure(&whole));
+        let after = map.stats();
+        assert_eq!(
+            after.rows_rendered,
+            100 * 4,
+            "each real row of each tile once"
+        );
+        assert_eq!(after.tiles_rendered, 16);
+        assert!(map.ensure(&whole));
+        assert_eq!(map.stats(), after, "no pass once every real row is drawn");
     }
 
     /// Gaps of at most `ROW_GAP` rows between rows asked for are filled, and nothing else;

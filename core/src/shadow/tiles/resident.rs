@@ -68,7 +68,8 @@ pub struct TileStats {
     /// a later query reads are added to it, which does not count as another tile.
     pub tiles_rendered: u64,
     /// Rows of tiles drawn ([`MAP_TILE`] texels each). Until occluders change, no row is drawn
-    /// twice.
+    /// twice, except that asking for a map's whole texture draws again the tiles drawn for
+    /// the batched path alone (their texels were never written).
     pub rows_rendered: u64,
     /// Of those, tiles drawn again over a kept layer: a tile that occluders keep moving over
     /// keeps what every other occluder drew there, and only the moving ones are drawn again.
