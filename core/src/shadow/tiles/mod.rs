@@ -172,8 +172,9 @@ impl Merged {
 
 /// One job of a tile pass.
 enum Job {
-    /// Tiles drawn whole, all of one block of one slice (global indices).
-    /// Each with the rows asked of it and whether none of it is drawn yet, in the map's order.
+    /// Tiles drawn from every occluder (no layer), all of one block of one slice (global
+    /// indices), each with the rows asked of it and whether none of it is drawn yet, in the
+    /// map's order.
     Group(Vec<(usize, Rows, bool)>),
     /// A tile under moving occluders: drawn without `moving` into a new layer, then with them
     /// over it (`None`), or only them over a copy of its kept layer.
