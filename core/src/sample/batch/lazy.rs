@@ -319,7 +319,7 @@ impl KeyWriter<'_> {
             let mut out = [0usize; 4];
             let mut len = 0;
             for p in [0, 1, n - 2, n - 1] {
-                if owned(p) && !out[..len].contains(&p) {
+                if owned(p) {
                     out[len] = p;
                     len += 1;
                 }

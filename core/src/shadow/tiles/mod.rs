@@ -391,7 +391,6 @@ impl Tiled {
             resident: RwLock::new(Resident {
                 texture,
                 batches,
-                ready: vec![0; (per_slice * slices as usize).div_ceil(64)],
                 rows: vec![0; per_slice * slices as usize],
                 texels: vec![0; (per_slice * slices as usize).div_ceil(64)],
                 from_keys: vec![0; (per_slice * slices as usize).div_ceil(64)],
@@ -709,7 +708,6 @@ impl Tiled {
             let r = self.read();
             needs
                 .iter()
-                .map(|(t, rows)| (t, self.real_rows(t, rows)))
                 .filter(|&(t, rows)| !r.covers(t, rows))
                 .collect()
         };
@@ -721,10 +719,7 @@ impl Tiled {
         let missing: Vec<(usize, Rows)> = missing
             .into_iter()
             .filter(|&(t, rows)| !w.covers(t, rows))
-            .map(|(t, rows)| {
-                let drawn = if w.ready(t) { w.rows[t] } else { 0 };
-                (t, close_gaps(rows & !drawn) & !drawn)
-            })
+            .map(|(t, rows)| (t, close_gaps(rows & !w.rows[t]) & !w.rows[t]))
             .collect();
         if missing.is_empty() {
             return true;
@@ -744,9 +739,12 @@ impl Tiled {
         // A tile under moving occluders is drawn whole (its layer is a whole tile's).
         let plans: Vec<(usize, Plan, Rows, bool)> = missing
             .iter()
-            .map(|&(t, rows)| match w.plan(t) {
-                Plan::Whole => (t, Plan::Whole, rows, !w.ready(t)),
-                layered => (t, layered, ALL_ROWS, !w.ready(t)),
+            .map(|&(t, rows)| {
+                let fresh = !w.ready(t);
+                match w.plan(t) {
+                    Plan::Whole => (t, Plan::Whole, rows, fresh),
+                    layered => (t, layered, ALL_ROWS, fresh),
+                }
             })
             .collect();
         let layered = plans
@@ -761,8 +759,10 @@ impl Tiled {
         let (mut started_tiles, mut rows_drawn) = (0u64, 0u64);
         for (t, rows, layer) in &mut *drawn.lock().unwrap_or_else(|e| e.into_inner()) {
             started_tiles += u64::from(!w.ready(*t));
-            rows_drawn += u64::from(self.real_rows(*t, *rows).count_ones());
-            w.drawn(*t, *rows, texels);
+            let real = self.real_rows(*t, *rows);
+            rows_drawn += u64::from(real.count_ones());
+            // Rows past the map's edge count as drawn: a need for the whole tile is then met.
+            w.drawn(*t, real | !self.real_rows(*t, ALL_ROWS), texels);
             w.touched.remove(t);
             if let Some(layer) = layer.take() {
                 w.layers.insert(*t, layer);
@@ -921,27 +921,28 @@ impl Tiled {
                             // none of which was drawn yet draws the rows any of them asked for,
                             // laid out at once (rows of keys as long as the area's); a row with
                             // a tile that only gains rows draws tile by tile the rows asked.
-                            let tiles: Vec<usize> = merged.tiles(self).collect();
+                            let tiles: Vec<(usize, (Rows, bool))> =
+                                merged.tiles(self).map(|t| (t, asked(t))).collect();
                             let mut draws: Vec<Rows> = Vec::with_capacity(4);
                             let mut parts = Vec::with_capacity(4);
                             for row in tiles.chunks(merged.across as usize) {
-                                let union = row.iter().fold(0, |u, &t| u | asked(t).0);
-                                if row.iter().all(|&t| asked(t).1) {
+                                if row.iter().all(|&(_, (_, fresh))| fresh) {
+                                    let union = row.iter().fold(0, |u, &(_, (rows, _))| u | rows);
                                     draws.extend(row.iter().map(|_| union));
-                                    let [x0, y0, ..] = area(row[0]).clip;
-                                    let [.., x1, y1] = area(row[row.len() - 1]).clip;
+                                    let [x0, y0, ..] = area(row[0].0).clip;
+                                    let [.., x1, y1] = area(row[row.len() - 1].0).clip;
                                     let rect = [x0, y0, x1, y1].map(|c| c as u32);
                                     parts.push((rect, u64::from(union)));
                                 } else {
-                                    for &t in row {
-                                        draws.push(asked(t).0);
+                                    for &(t, (rows, _)) in row {
+                                        draws.push(rows);
                                         let rect = area(t).clip.map(|c| c as u32);
-                                        parts.push((rect, u64::from(asked(t).0)));
+                                        parts.push((rect, u64::from(rows)));
                                     }
                                 }
                             }
                             let mut buf = values.buf_first(len);
-                            for (&t, &rows) in tiles.iter().zip(&draws) {
+                            for (&(t, _), &rows) in tiles.iter().zip(&draws) {
                                 let clip = area(t).clip;
                                 let height = (clip[3] - clip[1] + 1) as u32;
                                 let area = Area {
@@ -954,8 +955,10 @@ impl Tiled {
                                     .draw_collected(area, runs, &mut buf, scratch)
                                     .rejected;
                             }
-                            let mut drawn =
-                                tiles.iter().zip(&draws).map(|(&t, &rows)| (t, rows, None));
+                            let mut drawn = tiles
+                                .iter()
+                                .zip(&draws)
+                                .map(|(&(t, _), &rows)| (t, rows, None));
                             start = finish(
                                 slice,
                                 [rect[0], rect[1]],
@@ -1145,8 +1148,7 @@ impl Tiled {
     pub(crate) fn read_with(&self, needs: &Needs, texels: bool) -> RwLockReadGuard<'_, Resident> {
         {
             let r = self.read();
-            let there =
-                |(t, rows)| r.covers(t, self.real_rows(t, rows)) && (!texels || r.has_texels(t));
+            let there = |(t, rows)| r.covers(t, rows) && (!texels || r.has_texels(t));
             if needs.iter().all(there) {
                 return r;
             }
@@ -1241,18 +1243,13 @@ impl Tiled {
     pub(crate) fn drawn_rows(&self) -> u64 {
         let r = self.read();
         (0..r.rows.len())
-            .filter(|&t| r.ready(t))
             .map(|t| u64::from(self.real_rows(t, r.rows[t]).count_ones()))
             .sum()
     }
 
     /// Tiles drawn so far.
     pub(crate) fn drawn(&self) -> usize {
-        self.read()
-            .ready
-            .iter()
-            .map(|w| w.count_ones() as usize)
-            .sum()
+        self.read().rows.iter().filter(|&&rows| rows != 0).count()
     }
 
     /// Draws from `scene` from now on (the lighting swaps it while it changes the index).

@@ -112,9 +112,8 @@ pub(crate) struct Resident {
     pub(crate) texture: Texture,
     /// The batched path of each slice (each face of a cube), its key image filled tile by tile.
     pub(crate) batches: Vec<Option<CmpBatch>>,
-    /// Drawn tiles (some of their rows at least), a bit per tile, slice after slice.
-    pub(super) ready: Vec<u64>,
-    /// The drawn rows of each tile (meaningful where `ready`).
+    /// The drawn rows of each tile, slice after slice: none for a tile not drawn. Rows past
+    /// the map's edge count as drawn once a tile's first rows are.
     pub(super) rows: Vec<Rows>,
     /// Drawn tiles whose texels are written too. The batched path reads only the key images,
     /// so a tile drawn for it alone leaves its texels unwritten (a third of a tile's memory
@@ -296,7 +295,7 @@ impl Resident {
 
     /// Whether tile `t` is drawn (some of its rows at least).
     pub(super) fn ready(&self, t: usize) -> bool {
-        self.ready[t / 64] >> (t % 64) & 1 != 0
+        self.rows[t] != 0
     }
 
     /// Whether rows `rows` of tile `t` are drawn.
@@ -306,11 +305,7 @@ impl Resident {
 
     /// Forgets tile `t`'s drawing; whether it had one.
     pub(super) fn forget(&mut self, t: usize) -> bool {
-        let (w, bit) = (t / 64, 1u64 << (t % 64));
-        let was = self.ready[w] & bit != 0;
-        self.ready[w] &= !bit;
-        self.rows[t] = 0;
-        was
+        std::mem::take(&mut self.rows[t]) != 0
     }
 
     /// Whether tile `t` is drawn with its texels written (as drawn, or from its keys).
@@ -323,16 +318,13 @@ impl Resident {
         self.ready(t) && self.texels[t / 64] >> (t % 64) & 1 != 0
     }
 
-    /// Records that rows `rows` of tile `t` were just drawn, with their texels written or not.
-    /// Rows drawn before stay drawn; the tile then has its texels written only where both
-    /// drawings wrote them (the others are written from the keys when asked for).
+    /// Records that rows `rows` (not none) of tile `t` were just drawn, with their texels
+    /// written or not. Rows drawn before stay drawn; the tile then has its texels written only
+    /// where both drawings wrote them (the others are written from the keys when asked for).
     pub(super) fn drawn(&mut self, t: usize, rows: Rows, texels: bool) {
+        debug_assert!(rows != 0, "tile {t} drawn on no row");
         let (w, bit) = (t / 64, 1u64 << (t % 64));
-        let had = self.ready[w] & bit != 0 && self.texels[w] & bit != 0;
-        if self.ready[w] & bit == 0 {
-            self.rows[t] = 0;
-        }
-        self.ready[w] |= bit;
+        let had = self.ready(t) && self.texels[w] & bit != 0;
         self.rows[t] |= rows;
         self.from_keys[w] &= !bit;
         if texels && (had || self.rows[t] == rows) {
@@ -362,7 +354,8 @@ impl Resident {
         }
         // Layers hold at most a quarter of the map's tiles (moving occluders that roam a
         // whole map stop adding them).
-        let most_layers = (self.ready.len() * 64).div_ceil(LAYER_SHARE);
+        // (Counted, as before, over the tiles rounded up to a multiple of 64.)
+        let most_layers = self.rows.len().next_multiple_of(64).div_ceil(LAYER_SHARE);
         if moving.len() <= MOST_MOVING && self.layers.len() < most_layers {
             Plan::NewLayer(moving)
         } else {
