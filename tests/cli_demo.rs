@@ -53,10 +53,13 @@ fn the_demo_reports_guards_and_the_sprite_and_writes_pictures_that_decode() {
         "lit  ",
         "dark ",
         "pictures/lit-area.png",
+        "pictures/tiles.png",
+        "of its 4096 tiles",
     ] {
         assert!(report.contains(part), "{part:?} missing from:\n{report}");
     }
     for (name, size) in [
+        ("tiles.png", Some((2048, 2048))),
         ("shadow-map.png", Some((2048, 2048))),
         ("lit-area.png", Some((800, 800))),
         ("guard-view.png", Some((800, 800))),

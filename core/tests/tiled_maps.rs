@@ -516,3 +516,93 @@ fn draw_tiles_for_draws_what_the_comparisons_read() {
         }
     }
 }
+
+/// `drawn_tiles` reports the rows a query's taps read and nothing else, and `drawn_picture`
+/// shows them warm over the depths, the rest cool; a map drawn whole is warm throughout.
+#[test]
+fn drawn_tiles_and_their_picture_show_the_rows_queries_read() {
+    let mut rng = Rng::lcg64(0xd4a3);
+    let (mut lighting, _, _) = level(&mut rng);
+    // 200 texels: six whole tiles and one of 8 texels along each side.
+    let light = Light::directional(Vec3::new(0.3, -1.0, 0.2), 1.0).with_resolution(200);
+    let sun = lighting.add_light(light.clone());
+    let map = lighting.map(sun).unwrap();
+    let none = map.drawn_tiles().unwrap();
+    assert_eq!((none.tiles(), none.tile_rows(), none.texels()), (0, 0, 0));
+    assert_eq!(
+        (none.resolution(), none.tiles_across(), none.slices()),
+        (200, 7, 1)
+    );
+    // One bilinear comparison (R4) between texels 99/100 and 40/41, another across the
+    // last tile's part: each reads a 2×2 footprint (its rows 40, 41 and 196, 197).
+    let _ = map.compare(Vec3::new(100.0 / 200.0, 41.0 / 200.0, 0.0), 0.5);
+    let _ = map.compare(Vec3::new(198.0 / 200.0, 197.0 / 200.0, 0.0), 0.5);
+    let drawn = map.drawn_tiles().unwrap();
+    assert_eq!(drawn.tiles(), map.tiles_drawn().unwrap().0);
+    assert_eq!(drawn.tile_rows(), map.tile_rows_drawn().unwrap());
+    for (x, y) in [
+        (99, 40),
+        (100, 40),
+        (99, 41),
+        (100, 41),
+        (197, 196),
+        (198, 197),
+    ] {
+        assert!(drawn.texel(0, x, y), "texel ({x}, {y}) was read");
+    }
+    // Rows are whole across their tile, and nothing far from the taps is drawn.
+    assert!(drawn.texel(0, 96, 40) && drawn.texel(0, 127, 41));
+    for (x, y) in [
+        (10, 10),
+        (100, 100),
+        (150, 41),
+        (100, 70),
+        (199, 199),
+        (200, 40),
+    ] {
+        assert!(!drawn.texel(0, x, y), "texel ({x}, {y}) was not read");
+    }
+    assert!(drawn.rows(0, 3, 1).count_ones() >= 2 && drawn.rows(0, 0, 0) == 0);
+    assert_eq!(drawn.rows(1, 3, 1), 0, "no second slice");
+    assert_eq!(drawn.rows(0, 7, 0), 0, "no eighth tile");
+    // Texels: 32 per row of a whole tile, 8 per row of the last column's tiles.
+    let width = |tx: u32| if tx == 6 { 8 } else { 32 };
+    let texels: u64 = (0..7)
+        .flat_map(|ty| (0..7).map(move |tx| (tx, ty)))
+        .map(|(tx, ty)| u64::from(drawn.rows(0, tx, ty).count_ones()) * width(tx))
+        .sum();
+    assert_eq!(drawn.texels(), texels);
+    assert!(texels > 0 && texels < 200 * 200 / 10, "{texels}");
+
+    let picture = penumbra_core::picture::drawn_picture(map);
+    assert_eq!(picture.dimensions(), (200, 200));
+    let warm = |x: u32, y: u32| {
+        let p = picture.get_pixel(x, y).0;
+        p[0] > p[2]
+    };
+    let outline = penumbra_core::picture::DRAWN_TILE_OUTLINE;
+    for y in 0..200 {
+        for x in 0..200 {
+            assert_eq!(warm(x, y), drawn.texel(0, x, y), "pixel ({x}, {y})");
+            // Drawn tiles are outlined where their edge texels are not drawn.
+            let edge = |v: u32| v.is_multiple_of(32) || v % 32 == 31 || v == 199;
+            let outlined =
+                !drawn.texel(0, x, y) && drawn.rows(0, x / 32, y / 32) != 0 && (edge(x) || edge(y));
+            assert_eq!(
+                *picture.get_pixel(x, y) == outline,
+                outlined,
+                "pixel ({x}, {y})"
+            );
+        }
+    }
+    // The picture drew every tile; what it showed as drawn was the state before it.
+    let (all, total) = map.tiles_drawn().unwrap();
+    assert_eq!(all, total);
+    let whole = penumbra_core::picture::drawn_picture(map);
+    assert!(whole.pixels().all(|p| p.0[0] > p.0[2]));
+
+    let fresh = ShadowMap::render(light, lighting.scene()).unwrap();
+    assert!(fresh.drawn_tiles().is_none());
+    let whole_map = penumbra_core::picture::drawn_picture(&fresh);
+    assert_eq!(whole_map, whole, "a map drawn whole is drawn throughout");
+}

@@ -682,11 +682,56 @@ fn pictures_are_written_as_pngs() {
     assert_eq!(size("around-depth.png"), (6 * 16, 16));
 }
 
+/// `tileStats` counts what the queries drew of a map (asking draws nothing), and
+/// `saveDrawnTiles` shows those texels warm over the depths; it draws the rest to do so.
+#[test]
+fn tile_stats_and_the_drawn_tiles_picture_show_what_queries_drew() {
+    let (rt, dir) = runtime("scene-drawn-tiles");
+    let stats = "local function stats(light)\n\
+                     local s = scene:tileStats(light)\n\
+                     return s.resolution, s.slices, s.tiles, s.tilesDrawn, s.rowsDrawn, \
+                            s.texelsDrawn\n\
+                 end\n";
+    let (before, one, lamp, after): (Vec<u32>, Vec<u32>, Vec<u32>, Vec<u32>) = eval(
+        &rt,
+        &format!(
+            "{LEVEL}{stats}\
+             local before = {{stats('sun')}}\n\
+             scene:litFraction('sun', {{6, 0, -6}})\n\
+             local one, lamp = {{stats(sun)}}, {{stats(lamp)}}\n\
+             assert(scene:saveDrawnTiles('sun', 'drawn.png') == '{out}/drawn.png')\n\
+             return before, one, lamp, {{stats('sun')}}",
+            out = dir.join("out").display()
+        ),
+    );
+    assert_eq!(before, [512, 1, 256, 0, 0, 0]);
+    let [_, _, _, tiles, rows, texels] = one[..] else {
+        panic!("{one:?}")
+    };
+    assert!((1..=4).contains(&tiles), "{one:?}");
+    assert!((2..4 * 32).contains(&rows), "{one:?}");
+    assert_eq!(texels, 32 * rows);
+    assert_eq!(lamp, [256, 1, 64, 0, 0, 0], "the lamp was not asked");
+    assert_eq!(after, [512, 1, 256, 256, 256 * 32, 512 * 512]);
+    let img = decode(&dir.join("out/drawn.png")).into_rgb8();
+    assert_eq!(img.dimensions(), (512, 512));
+    let warm = img.pixels().filter(|p| p.0[0] > p.0[2]).count();
+    assert_eq!(
+        warm, texels as usize,
+        "warm pixels are the texels drawn before"
+    );
+}
+
 #[test]
 fn picture_arguments_are_checked() {
     let (rt, _) = runtime("scene-picture-errors");
     let s = format!("{LEVEL}local guard = scene:addEye({{position = {{0, 2, 0}}}})\n");
-    let cases: [(&str, &[&str]); 8] = [
+    let cases: [(&str, &[&str]); 10] = [
+        (
+            "scene:saveDrawnTiles('moon', 'm.png')",
+            &["Scene:saveDrawnTiles: light: the scene has no light named \"moon\""],
+        ),
+        ("scene:tileStats(42)", &["Scene:tileStats: light:"]),
         (
             "scene:saveShadowMap('moon', 'm.png')",
             &["Scene:saveShadowMap: light: the scene has no light named \"moon\""],

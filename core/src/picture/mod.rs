@@ -12,6 +12,7 @@ use std::path::Path;
 use image::{GrayImage, Luma, Rgb, RgbImage};
 
 use crate::format::Format;
+use crate::shadow::ShadowMap;
 use crate::texture::Texture;
 
 pub mod png;
@@ -89,6 +90,52 @@ pub fn depth_strip(tex: &Texture) -> GrayImage {
     }
     strip
 }
+
+/// What the queries so far drew of a map: its slices side by side as [`depth_strip`] lays them
+/// out, the rows of texels drawn in warm tones over the depth's gray (near dark), everything
+/// never asked for dimmed in blue, and each tile that has rows drawn outlined in light blue
+/// ([`DRAWN_TILE_OUTLINE`], on its edge texels that are not drawn) and lighter inside, so that
+/// a few tiles show in a big map. A map drawn tile by tile shows the rows its queries' taps read
+/// ([`ShadowMap::drawn_tiles`]); a map drawn whole is warm throughout.
+///
+/// The picture needs every depth, so it draws the map's missing tiles first (as
+/// [`ShadowMap::texture`] does); what it shows as drawn is what was drawn before the call.
+#[must_use]
+pub fn drawn_picture(map: &ShadowMap) -> RgbImage {
+    crate::zone!("penumbra::picture::drawn_picture");
+    let drawn = map.drawn_tiles();
+    let depths = depth_strip(map.texture());
+    let n = map.resolution();
+    let tile = crate::shadow::MAP_TILE;
+    RgbImage::from_fn(depths.width(), depths.height(), |x, y| {
+        let g = f32::from(depths.get_pixel(x, y)[0]);
+        let shade = |k: [f32; 3]| Rgb(k.map(|k| (g * k).round().clamp(0.0, 255.0) as u8));
+        // Drawn texels: amber, near (dark gray) to far (light), bright even where it is dark.
+        let warm = || Rgb(DRAWN.map(|[a, k]| (a + g * k).round().clamp(0.0, 255.0) as u8));
+        let (slice, x) = (x / n, x % n);
+        let Some(drawn) = &drawn else {
+            return warm();
+        };
+        if drawn.texel(slice, x, y) {
+            return warm();
+        }
+        let (tx, ty) = (x / tile, y / tile);
+        // A tile's first and last texels across and down (the map's edge ends a cut tile).
+        let edge = |v: u32| v.is_multiple_of(tile) || v % tile == tile - 1 || v == n - 1;
+        match drawn.rows(slice, tx, ty) {
+            0 => shade([0.22, 0.27, 0.4]),
+            _ if edge(x) || edge(y) => DRAWN_TILE_OUTLINE,
+            // The rest of a tile with rows drawn, lighter, so that its box shows.
+            _ => shade([0.5, 0.62, 0.9]),
+        }
+    })
+}
+
+/// Drawn texels in [`drawn_picture`]: per channel, a base plus the depth's gray times a factor.
+const DRAWN: [[f32; 2]; 3] = [[90.0, 0.65], [55.0, 0.62], [10.0, 0.5]];
+
+/// The outline of tiles with rows drawn in [`drawn_picture`].
+pub const DRAWN_TILE_OUTLINE: Rgb<u8> = Rgb([110, 200, 255]);
 
 /// A perceptual ramp from black through purple and orange to pale yellow (0 → 1).
 #[must_use]

@@ -50,7 +50,7 @@ pub use light::{
 pub use lighting::{EyeId, LightId, Lighting, OccluderId};
 pub use map::{Normals, ShadowMap};
 pub use sight::{EyeMap, Viewer};
-pub use tiles::{MAP_TILE, TileStats};
+pub use tiles::{DrawnTiles, MAP_TILE, TileStats};
 
 use std::sync::Arc;
 

@@ -66,6 +66,13 @@ impl ShadowMap {
         self.tiled().map(Tiled::drawn_rows)
     }
 
+    /// Which rows of which tiles are drawn now (`None` for a map drawn whole): the work the
+    /// queries so far made; [`picture::drawn_picture`](crate::picture::drawn_picture) draws it.
+    #[must_use]
+    pub fn drawn_tiles(&self) -> Option<crate::shadow::DrawnTiles> {
+        self.tiled().map(Tiled::drawn_tiles)
+    }
+
     /// This map's tile work since it was made: tiles drawn (again after being forgotten),
     /// tiles forgotten because an occluder change covered them, and the time spent (`None` for
     /// a map drawn whole).

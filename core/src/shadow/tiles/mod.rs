@@ -104,6 +104,88 @@ pub(crate) struct Needs {
     tiles: usize,
 }
 
+/// What is drawn of a map drawn tile by tile, at one moment ([`ShadowMap::drawn_tiles`]): for
+/// every tile of every slice, the rows of its texels drawn so far. A query draws a tile only on
+/// the rows its filter's taps read, so this is the work the queries made, and what
+/// [`picture::drawn_picture`](crate::picture::drawn_picture) shows.
+///
+/// [`ShadowMap::drawn_tiles`]: crate::shadow::ShadowMap::drawn_tiles
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DrawnTiles {
+    resolution: u32,
+    across: u32,
+    slices: u32,
+    /// Per tile (slice after slice, row-major in a slice), a bit per drawn row inside the map.
+    rows: Vec<u32>,
+}
+
+impl DrawnTiles {
+    /// The map's size in texels (square).
+    #[must_use]
+    pub fn resolution(&self) -> u32 {
+        self.resolution
+    }
+
+    /// Tiles along each side of a slice ([`MAP_TILE`] texels each; the last may be cut).
+    #[must_use]
+    pub fn tiles_across(&self) -> u32 {
+        self.across
+    }
+
+    /// Slices (1 for a 2D map, 6 for a cube's faces, the cascades of a sun).
+    #[must_use]
+    pub fn slices(&self) -> u32 {
+        self.slices
+    }
+
+    /// The drawn rows of tile (`tx`, `ty`) of `slice`, a bit per row of the tile (bit 0 its top
+    /// row); 0 for a tile not drawn or outside the map.
+    #[must_use]
+    pub fn rows(&self, slice: u32, tx: u32, ty: u32) -> u32 {
+        if slice >= self.slices || tx >= self.across || ty >= self.across {
+            return 0;
+        }
+        let per = (self.across * self.across) as usize;
+        self.rows[slice as usize * per + (ty * self.across + tx) as usize]
+    }
+
+    /// Whether texel (`x`, `y`) of `slice` is drawn (false outside the map).
+    #[must_use]
+    pub fn texel(&self, slice: u32, x: u32, y: u32) -> bool {
+        x < self.resolution
+            && y < self.resolution
+            && self.rows(slice, x / MAP_TILE, y / MAP_TILE) >> (y % MAP_TILE) & 1 == 1
+    }
+
+    /// Tiles with at least one row drawn.
+    #[must_use]
+    pub fn tiles(&self) -> usize {
+        self.rows.iter().filter(|&&r| r != 0).count()
+    }
+
+    /// Tile rows drawn ([`ShadowMap::tile_rows_drawn`](crate::shadow::ShadowMap::tile_rows_drawn)).
+    #[must_use]
+    pub fn tile_rows(&self) -> u64 {
+        self.rows.iter().map(|r| u64::from(r.count_ones())).sum()
+    }
+
+    /// Texels drawn, of every slice.
+    #[must_use]
+    pub fn texels(&self) -> u64 {
+        let n = self.resolution;
+        let per = (self.across * self.across) as usize;
+        self.rows
+            .iter()
+            .enumerate()
+            .map(|(t, r)| {
+                let tx = (t % per) as u32 % self.across;
+                let width = (tx * MAP_TILE + MAP_TILE).min(n) - tx * MAP_TILE;
+                u64::from(r.count_ones()) * u64::from(width)
+            })
+            .sum()
+    }
+}
+
 /// Rows of one tile, a bit per texel row (bit `y` for the tile's row `y`): what a query reads
 /// there, or what is drawn of it. A query's taps read few rows of most tiles they reach (the
 /// 6 × 6 texels of a Castaño filter every dozen texels, over a cascade's close slices), and a
@@ -1245,6 +1327,19 @@ impl Tiled {
         (0..r.rows.len())
             .map(|t| u64::from(self.real_rows(t, r.rows[t]).count_ones()))
             .sum()
+    }
+
+    /// Which rows of which tiles are drawn now (see [`DrawnTiles`]).
+    pub(crate) fn drawn_tiles(&self) -> DrawnTiles {
+        let r = self.read();
+        DrawnTiles {
+            resolution: self.resolution,
+            across: self.tiles,
+            slices: self.view_proj.len() as u32,
+            rows: (0..r.rows.len())
+                .map(|t| self.real_rows(t, r.rows[t]))
+                .collect(),
+        }
     }
 
     /// Tiles drawn so far.

@@ -1,12 +1,13 @@
-//! The pictures of a scene: `scene:saveShadowMap`, `scene:saveLitMap` (a top-down map of how lit
-//! a level is) and `scene:saveView` (what an eye sees, from above, or its depth map). All are
-//! PNGs written below the output folder.
+//! The pictures of a scene: `scene:saveShadowMap`, `scene:saveDrawnTiles` (what the queries drew
+//! of a light's map), `scene:saveLitMap` (a top-down map of how lit a level is) and
+//! `scene:saveView` (what an eye sees, from above, or its depth map). All are PNGs written below
+//! the output folder.
 
 use glam::{Vec2, Vec3};
 use image::{ExtendedColorType, GrayImage, Rgb, RgbImage};
 use mlua::{UserDataMethods, Value};
 use penumbra_core::Dimension;
-use penumbra_core::picture::{TopDown, depth_image, depth_strip, ramp};
+use penumbra_core::picture::{TopDown, depth_image, depth_strip, drawn_picture, ramp};
 use penumbra_core::shadow::{Aabb, LightKind, PcfKernel, Scene, ShadowMap};
 
 use super::{EYE_PARAM_KEYS, LuaScene, eye_arg, light_index};
@@ -51,6 +52,7 @@ const VISIBLE: Rgb<u8> = Rgb([250, 214, 120]);
 
 pub(super) fn add_methods<M: UserDataMethods<LuaScene>>(methods: &mut M) {
     method(methods, "saveShadowMap", save_shadow_map);
+    method(methods, "saveDrawnTiles", save_drawn_tiles);
     method(methods, "saveLitMap", save_lit_map);
     method(methods, "saveView", save_view);
 }
@@ -198,6 +200,16 @@ fn save_shadow_map(call: &Call<'_>, this: &LuaScene) -> mlua::Result<String> {
     let i = light_index(call, &state, this, call.arg(0))?;
     let map = state.light_map(call, i)?;
     write_gray(call, &rel, &depth_picture(map))
+}
+
+/// `scene:saveDrawnTiles(light, path)`.
+fn save_drawn_tiles(call: &Call<'_>, this: &LuaScene) -> mlua::Result<String> {
+    penumbra_core::zone!("penumbra_lua::saveDrawnTiles");
+    let rel = call.string(1, "path")?;
+    let mut state = this.state(call)?;
+    let i = light_index(call, &state, this, call.arg(0))?;
+    let map = state.light_map(call, i)?;
+    write_rgb(call, &rel, &drawn_picture(map))
 }
 
 /// `scene:saveLitMap(path [, options])`.
