@@ -31,36 +31,15 @@ pub fn sun() -> Vec3 {
 /// The ground mesh and the cuboids' transforms (one unit cube mesh, `cube()`, placed 4,000
 /// times).
 pub fn level() -> (Mesh, Vec<Mat4>) {
-    let (nx, nz) = GROUND;
-    let mut positions = Vec::new();
-    for j in 0..=nz {
-        for i in 0..=nx {
-            let (x, z) = (i as f32 - nx as f32 / 2.0, j as f32 - nz as f32 / 2.0);
-            positions.push(Vec3::new(x, height(x, z), z));
-        }
-    }
-    let mut indices = Vec::new();
-    for j in 0..nz {
-        for i in 0..nx {
-            let a = j * (nx + 1) + i;
-            let (b, c, d) = (a + 1, a + nx + 2, a + nx + 1);
-            indices.extend_from_slice(&[a, d, c, a, c, b]);
-        }
-    }
+    let (positions, indices) = ground_grid();
+    let positions = positions.into_iter().map(Vec3::from).collect();
     let ground = Mesh::new(positions, indices).expect("valid ground");
-    let mut rng = Rng::lcg64(0x5eed);
-    let transforms = (0..CUBOIDS)
-        .map(|_| {
-            let x = (rng.f32_unit() - 0.5) * (nx as f32 - 4.0);
-            let z = (rng.f32_unit() - 0.5) * (nz as f32 - 4.0);
-            let size = Vec3::new(
-                0.5 + 3.0 * rng.f32_unit(),
-                0.5 + 3.0 * rng.f32_unit(),
-                0.5 + 3.0 * rng.f32_unit(),
-            );
-            Mat4::from_translation(Vec3::new(x, height(x, z) - 0.1, z))
-                * Mat4::from_rotation_y(rng.f32_unit() * std::f32::consts::TAU)
-                * Mat4::from_scale(size)
+    let transforms = cuboids()
+        .into_iter()
+        .map(|c| {
+            Mat4::from_translation(Vec3::new(c.x, height(c.x, c.z) - 0.1, c.z))
+                * Mat4::from_rotation_y(c.angle)
+                * Mat4::from_scale(c.size)
         })
         .collect();
     (ground, transforms)
@@ -92,4 +71,54 @@ pub fn baked() -> Mesh {
         indices.extend(cube.indices().iter().map(|&i| base + i));
     }
     Mesh::new(positions, indices).expect("valid level")
+}
+
+/// The height field's vertices (one per metre) and triangles, counter-clockwise seen from above
+/// (the faces Bevy keeps).
+pub fn ground_grid() -> (Vec<[f32; 3]>, Vec<u32>) {
+    let (nx, nz) = GROUND;
+    let mut positions = Vec::new();
+    for j in 0..=nz {
+        for i in 0..=nx {
+            let (x, z) = (i as f32 - nx as f32 / 2.0, j as f32 - nz as f32 / 2.0);
+            positions.push([x, height(x, z), z]);
+        }
+    }
+    let mut indices = Vec::new();
+    for j in 0..nz {
+        for i in 0..nx {
+            let a = j * (nx + 1) + i;
+            let (b, c, d) = (a + 1, a + nx + 2, a + nx + 1);
+            indices.extend_from_slice(&[a, d, c, a, c, b]);
+        }
+    }
+    (positions, indices)
+}
+
+/// Where a cuboid stands: its centre's x and z on the ground, its size and its turn about y.
+pub struct Cuboid {
+    pub x: f32,
+    pub z: f32,
+    pub size: Vec3,
+    pub angle: f32,
+}
+
+/// The 4,000 cuboids, always the same (`Rng::lcg64(0x5eed)`), 2 m or more inside the ground's
+/// edges.
+pub fn cuboids() -> Vec<Cuboid> {
+    let (nx, nz) = GROUND;
+    let mut rng = Rng::lcg64(0x5eed);
+    (0..CUBOIDS)
+        .map(|_| {
+            let x = (rng.f32_unit() - 0.5) * (nx as f32 - 4.0);
+            let z = (rng.f32_unit() - 0.5) * (nz as f32 - 4.0);
+            let size = Vec3::new(
+                0.5 + 3.0 * rng.f32_unit(),
+                0.5 + 3.0 * rng.f32_unit(),
+                0.5 + 3.0 * rng.f32_unit(),
+            );
+            let angle = rng.f32_unit() * std::f32::consts::TAU;
+            Cuboid { x, z, size, angle }
+        })
+        .collect()
 }
