@@ -54,23 +54,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }) else {
             return Err("the sun's cascades were not drawn".into());
         };
-        let drawn = map.drawn_tiles().ok_or("the sun's map is drawn whole")?;
+        let drawn = map.drawn_tiles();
         println!("{n} probes, the last frame's cascades:");
-        let res = drawn.resolution();
+        let (res, across) = (drawn.resolution(), drawn.tiles_across());
         for slice in 0..drawn.slices() {
-            let (mut tiles, mut rows) = (0, 0);
-            for ty in 0..drawn.tiles_across() {
-                for tx in 0..drawn.tiles_across() {
-                    let r = drawn.rows(slice, tx, ty);
+            let (mut tiles, mut rows, mut texels) = (0, 0, 0u64);
+            for ty in 0..across {
+                for tx in 0..across {
+                    let r = drawn.rows(slice, tx, ty).count_ones();
+                    let width = res.min((tx + 1) * MAP_TILE) - tx * MAP_TILE;
                     tiles += u32::from(r != 0);
-                    rows += r.count_ones();
+                    rows += r;
+                    texels += u64::from(r * width);
                 }
             }
-            let texels = f64::from(rows) * f64::from(MAP_TILE);
             println!(
                 "  cascade {slice}: {tiles:4} of {} tiles, {rows:6} tile rows, {:5.2} % of its texels",
-                drawn.tiles_across() * drawn.tiles_across(),
-                100.0 * texels / f64::from(res * res),
+                across * across,
+                100.0 * texels as f64 / f64::from(res).powi(2),
             );
         }
         let picture = drawn_picture(map);

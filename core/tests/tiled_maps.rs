@@ -527,7 +527,7 @@ fn drawn_tiles_and_their_picture_show_the_rows_queries_read() {
     let light = Light::directional(Vec3::new(0.3, -1.0, 0.2), 1.0).with_resolution(200);
     let sun = lighting.add_light(light.clone());
     let map = lighting.map(sun).unwrap();
-    let none = map.drawn_tiles().unwrap();
+    let none = map.drawn_tiles();
     assert_eq!((none.tiles(), none.tile_rows(), none.texels()), (0, 0, 0));
     assert_eq!(
         (none.resolution(), none.tiles_across(), none.slices()),
@@ -537,7 +537,7 @@ fn drawn_tiles_and_their_picture_show_the_rows_queries_read() {
     // last tile's part: each reads a 2×2 footprint (its rows 40, 41 and 196, 197).
     let _ = map.compare(Vec3::new(100.0 / 200.0, 41.0 / 200.0, 0.0), 0.5);
     let _ = map.compare(Vec3::new(198.0 / 200.0, 197.0 / 200.0, 0.0), 0.5);
-    let drawn = map.drawn_tiles().unwrap();
+    let drawn = map.drawn_tiles();
     assert_eq!(drawn.tiles(), map.tiles_drawn().unwrap().0);
     assert_eq!(drawn.tile_rows(), map.tile_rows_drawn().unwrap());
     for (x, y) in [
@@ -602,7 +602,16 @@ fn drawn_tiles_and_their_picture_show_the_rows_queries_read() {
     assert!(whole.pixels().all(|p| p.0[0] > p.0[2]));
 
     let fresh = ShadowMap::render(light, lighting.scene()).unwrap();
-    assert!(fresh.drawn_tiles().is_none());
+    let all = fresh.drawn_tiles();
+    assert_eq!(
+        all,
+        map.drawn_tiles(),
+        "every row of every tile, cut ones too"
+    );
+    assert_eq!(
+        (all.tiles(), all.tile_rows(), all.texels()),
+        (49, 7 * 200, 200 * 200)
+    );
     let whole_map = penumbra_core::picture::drawn_picture(&fresh);
     assert_eq!(whole_map, whole, "a map drawn whole is drawn throughout");
 }

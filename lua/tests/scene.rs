@@ -633,6 +633,19 @@ fn shadow_maps_count_against_the_budget() {
             "64 MB",
         ],
     );
+    // A picture's working memory counts too: a 2048² sun's map (16 MB) fits, its drawn-tiles
+    // picture (12 bytes a texel) does not beside it.
+    fails_with(
+        &rt,
+        "local scene = penumbra.scene()\nscene:addBox({0, 0, 0}, {1, 1, 1})\n\
+         scene:addLight({kind = 'directional', name = 'sun', direction = {0, -1, 0}, resolution = 2048})\n\
+         scene:lightAt({0, 0, 0})\n\
+         scene:saveDrawnTiles('sun', 'tiles.png')",
+        &[
+            "Scene:saveDrawnTiles: the drawn-tiles picture of 50331648 bytes does not fit",
+            "64 MB",
+        ],
+    );
 }
 
 // ---- pictures and files ---------------------------------------------------------------------
@@ -720,6 +733,32 @@ fn tile_stats_and_the_drawn_tiles_picture_show_what_queries_drew() {
         warm, texels as usize,
         "warm pixels are the texels drawn before"
     );
+
+    // A point light's six cube faces, side by side; a map no query made yet counts nothing.
+    let (unmade, bulb): (Vec<u32>, Vec<u32>) = eval(
+        &rt,
+        &format!(
+            "{LEVEL}{stats}\
+             scene:addLight({{kind = 'point', name = 'bulb', position = {{0, 3, 4}}, \
+                              resolution = 40}})\n\
+             local unmade = {{stats('bulb')}}\n\
+             scene:litFraction('bulb', {{3, 0, 4}})\n\
+             scene:litFraction('bulb', {{0, 0, 9}})\n\
+             local bulb = {{stats('bulb')}}\n\
+             scene:saveDrawnTiles('bulb', 'bulb.png')\n\
+             return unmade, bulb"
+        ),
+    );
+    // 40 texels: a whole tile and one of 8 along each side of each face.
+    assert_eq!(unmade, [40, 6, 24, 0, 0, 0]);
+    let [_, _, _, tiles, _, texels] = bulb[..] else {
+        panic!("{bulb:?}")
+    };
+    assert!((2..24).contains(&tiles), "{bulb:?}");
+    let img = decode(&dir.join("out/bulb.png")).into_rgb8();
+    assert_eq!(img.dimensions(), (6 * 40, 40));
+    let warm = img.pixels().filter(|p| p.0[0] > p.0[2]).count();
+    assert_eq!(warm, texels as usize, "{bulb:?}");
 }
 
 #[test]

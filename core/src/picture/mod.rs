@@ -92,7 +92,8 @@ pub fn depth_strip(tex: &Texture) -> GrayImage {
 }
 
 /// What the queries so far drew of a map: its slices side by side as [`depth_strip`] lays them
-/// out, the rows of texels drawn in warm tones over the depth's gray (near dark), everything
+/// out, the rows of texels drawn (those the queries' filter taps read, and gaps of a few rows
+/// between them) in warm tones over the depth's gray (near dark), everything
 /// never asked for dimmed in blue, and each tile that has rows drawn outlined in light blue
 /// ([`DRAWN_TILE_OUTLINE`], on its edge texels that are not drawn) and lighter inside, so that
 /// a few tiles show in a big map. A map drawn tile by tile shows the rows its queries' taps read
@@ -113,9 +114,6 @@ pub fn drawn_picture(map: &ShadowMap) -> RgbImage {
         // Drawn texels: amber, near (dark gray) to far (light), bright even where it is dark.
         let warm = || Rgb(DRAWN.map(|[a, k]| (a + g * k).round().clamp(0.0, 255.0) as u8));
         let (slice, x) = (x / n, x % n);
-        let Some(drawn) = &drawn else {
-            return warm();
-        };
         if drawn.texel(slice, x, y) {
             return warm();
         }

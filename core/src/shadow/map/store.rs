@@ -66,11 +66,17 @@ impl ShadowMap {
         self.tiled().map(Tiled::drawn_rows)
     }
 
-    /// Which rows of which tiles are drawn now (`None` for a map drawn whole): the work the
-    /// queries so far made; [`picture::drawn_picture`](crate::picture::drawn_picture) draws it.
+    /// Which rows of which tiles are drawn now: for a map drawn tile by tile, the work the
+    /// queries so far made; for a map drawn whole, every row of every tile.
+    /// [`picture::drawn_picture`](crate::picture::drawn_picture) draws it.
     #[must_use]
-    pub fn drawn_tiles(&self) -> Option<crate::shadow::DrawnTiles> {
-        self.tiled().map(Tiled::drawn_tiles)
+    pub fn drawn_tiles(&self) -> crate::shadow::DrawnTiles {
+        match self.tiled() {
+            Some(t) => t.drawn_tiles(),
+            None => {
+                crate::shadow::DrawnTiles::whole(self.resolution(), self.view_proj.len() as u32)
+            }
+        }
     }
 
     /// This map's tile work since it was made: tiles drawn (again after being forgotten),

@@ -104,10 +104,12 @@ pub(crate) struct Needs {
     tiles: usize,
 }
 
-/// What is drawn of a map drawn tile by tile, at one moment ([`ShadowMap::drawn_tiles`]): for
-/// every tile of every slice, the rows of its texels drawn so far. A query draws a tile only on
-/// the rows its filter's taps read, so this is the work the queries made, and what
-/// [`picture::drawn_picture`](crate::picture::drawn_picture) shows.
+/// What is drawn of a map, at one moment ([`ShadowMap::drawn_tiles`]): for every
+/// [`MAP_TILE`]² tile of every slice, the rows of its texels drawn so far. A map drawn tile by
+/// tile draws a tile only on the rows its queries' filter taps read (and gaps of a few rows
+/// between them), so this is the work the queries made, and what
+/// [`picture::drawn_picture`](crate::picture::drawn_picture) shows; a map drawn whole has
+/// every row of every tile.
 ///
 /// [`ShadowMap::drawn_tiles`]: crate::shadow::ShadowMap::drawn_tiles
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -120,6 +122,25 @@ pub struct DrawnTiles {
 }
 
 impl DrawnTiles {
+    /// A map of `resolution`² texels in `slices` slices drawn whole: every row of every tile.
+    pub(crate) fn whole(resolution: u32, slices: u32) -> DrawnTiles {
+        let across = resolution.div_ceil(MAP_TILE);
+        // Rows of each row of tiles inside the map (the last may be cut).
+        let rows_of = |ty: u32| {
+            let height = resolution.min((ty + 1) * MAP_TILE) - ty * MAP_TILE;
+            (u64::MAX >> (64 - height)) as u32
+        };
+        let rows = (0..slices)
+            .flat_map(|_| (0..across).flat_map(move |ty| (0..across).map(move |_| rows_of(ty))))
+            .collect();
+        DrawnTiles {
+            resolution,
+            across,
+            slices,
+            rows,
+        }
+    }
+
     /// The map's size in texels (square).
     #[must_use]
     pub fn resolution(&self) -> u32 {

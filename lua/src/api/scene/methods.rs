@@ -180,21 +180,30 @@ impl UserData for LuaScene {
         });
         method(methods, "tileStats", |call, this: &Self| {
             penumbra_core::zone!("penumbra_lua::tileStats");
-            let mut state = this.state(call)?;
+            let state = this.state(call)?;
             let i = light_index(call, &state, this, call.arg(0))?;
-            let map = state.light_map(call, i)?;
-            let n = u64::from(map.resolution());
-            let slices = map.view_proj().len() as u64;
-            let tiles = u64::from(map.resolution().div_ceil(penumbra_core::shadow::MAP_TILE));
-            let (tiles_drawn, rows, texels) = match map.drawn_tiles() {
-                Some(d) => (d.tiles() as u64, d.tile_rows(), d.texels()),
-                // A map drawn whole: every row of every tile (each texel row crosses `tiles`).
-                None => (tiles * tiles * slices, tiles * n * slices, n * n * slices),
+            let id = state.lights[i].1;
+            let lighting = state.lighting();
+            // A map not made yet (no query read it) has nothing drawn: asking neither makes
+            // it nor charges its bytes.
+            let (n, slices, drawn) = match lighting.rendered_map(id) {
+                Some(map) => (
+                    map.resolution(),
+                    map.view_proj().len(),
+                    Some(map.drawn_tiles()),
+                ),
+                None => {
+                    let light = lighting.light(id).expect("the scene's light");
+                    (light.resolution, light.slices(), None)
+                }
             };
+            let across = u64::from(n.div_ceil(penumbra_core::shadow::MAP_TILE));
+            let (tiles_drawn, rows, texels) =
+                drawn.map_or((0, 0, 0), |d| (d.tiles() as u64, d.tile_rows(), d.texels()));
             let out = call.lua.create_table_with_capacity(0, 6)?;
             out.raw_set("resolution", n)?;
             out.raw_set("slices", slices)?;
-            out.raw_set("tiles", tiles * tiles * slices)?;
+            out.raw_set("tiles", across * across * slices as u64)?;
             out.raw_set("tilesDrawn", tiles_drawn)?;
             out.raw_set("rowsDrawn", rows)?;
             out.raw_set("texelsDrawn", texels)?;

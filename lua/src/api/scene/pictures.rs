@@ -199,6 +199,8 @@ fn save_shadow_map(call: &Call<'_>, this: &LuaScene) -> mlua::Result<String> {
     let mut state = this.state(call)?;
     let i = light_index(call, &state, this, call.arg(0))?;
     let map = state.light_map(call, i)?;
+    // The depths as f32s, a gray slice and the strip, the PNG: 7 bytes a texel.
+    let _picture = picture_charge(call, map, 7, "the shadow-map picture")?;
     write_gray(call, &rel, &depth_picture(map))
 }
 
@@ -209,7 +211,25 @@ fn save_drawn_tiles(call: &Call<'_>, this: &LuaScene) -> mlua::Result<String> {
     let mut state = this.state(call)?;
     let i = light_index(call, &state, this, call.arg(0))?;
     let map = state.light_map(call, i)?;
+    // The depths as f32s, a gray slice and the strip, the RGB picture, the PNG: 12 bytes a
+    // texel.
+    let _picture = picture_charge(call, map, 12, "the drawn-tiles picture")?;
     write_rgb(call, &rel, &drawn_picture(map))
+}
+
+/// Charges, while a picture of every texel of `map` is made, `per_texel` bytes a texel.
+fn picture_charge(
+    call: &Call<'_>,
+    map: &ShadowMap,
+    per_texel: u64,
+    what: &str,
+) -> mlua::Result<crate::context::Charge> {
+    let n = u64::from(map.resolution());
+    let texels = n * n * map.view_proj().len() as u64;
+    ScriptContext::of(call.lua)
+        .textures
+        .charge_for(call.lua, texels * per_texel, what)
+        .map_err(|e| call.error(e))
 }
 
 /// `scene:saveLitMap(path [, options])`.
