@@ -192,10 +192,10 @@ impl UserData for LuaScene {
                     map.view_proj().len(),
                     Some(map.drawn_tiles()),
                 ),
-                None => {
-                    let light = lighting.light(id).expect("the scene's light");
-                    (light.resolution, light.slices(), None)
-                }
+                None => match lighting.light(id) {
+                    Some(light) => (light.resolution, light.slices(), None),
+                    None => return Err(call.error("the light is no longer in the scene")),
+                },
             };
             let across = u64::from(n.div_ceil(penumbra_core::shadow::MAP_TILE));
             let (tiles_drawn, rows, texels) =
