@@ -63,7 +63,7 @@ impl ShadowMap {
     /// asked for ([`ShadowMap::texture`] draws again the tiles drawn without their texels).
     #[must_use]
     pub fn tile_rows_drawn(&self) -> Option<u64> {
-        self.tiled().map(Tiled::drawn_rows)
+        self.tiled().map(|t| t.drawn_tiles().tile_rows())
     }
 
     /// Which rows of which tiles are drawn now: for a map drawn tile by tile, the work the

@@ -1342,14 +1342,6 @@ impl Tiled {
         rows & (u64::MAX >> (64 - (y1 - y0 + 1))) as Rows
     }
 
-    /// Rows of tiles drawn now (see [`TileStats::rows_rendered`]).
-    pub(crate) fn drawn_rows(&self) -> u64 {
-        let r = self.read();
-        (0..r.rows.len())
-            .map(|t| u64::from(self.real_rows(t, r.rows[t]).count_ones()))
-            .sum()
-    }
-
     /// Which rows of which tiles are drawn now (see [`DrawnTiles`]).
     pub(crate) fn drawn_tiles(&self) -> DrawnTiles {
         let r = self.read();
@@ -1752,7 +1744,7 @@ mod tests {
         map.need_2d_taps(&mut rows, 0, &taps);
         assert!(map.ensure(&rows));
         let drawn = map.stats();
-        assert_eq!(map.drawn_rows(), drawn.rows_rendered);
+        assert_eq!(map.drawn_tiles().tile_rows(), drawn.rows_rendered);
         let mut whole = map.needs();
         map.need_slice(&mut whole, 0);
         // The column of tiles the taps drew is whole now; the others are drawn whole.

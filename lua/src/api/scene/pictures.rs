@@ -195,26 +195,37 @@ fn marker(view: &TopDown, img: &mut RgbImage, p: Vec3, r: i64, color: Rgb<u8>) {
 /// `scene:saveShadowMap(light, path)`.
 fn save_shadow_map(call: &Call<'_>, this: &LuaScene) -> mlua::Result<String> {
     penumbra_core::zone!("penumbra_lua::saveShadowMap");
-    let rel = call.string(1, "path")?;
-    let mut state = this.state(call)?;
-    let i = light_index(call, &state, this, call.arg(0))?;
-    let map = state.light_map(call, i)?;
     // The depths as f32s, a gray slice and the strip, the PNG: 7 bytes a texel.
-    let _picture = picture_charge(call, map, 7, "the shadow-map picture")?;
-    write_gray(call, &rel, &depth_picture(map))
+    save_map_picture(call, this, 7, "the shadow-map picture", |rel, map| {
+        write_gray(call, rel, &depth_picture(map))
+    })
 }
 
 /// `scene:saveDrawnTiles(light, path)`.
 fn save_drawn_tiles(call: &Call<'_>, this: &LuaScene) -> mlua::Result<String> {
     penumbra_core::zone!("penumbra_lua::saveDrawnTiles");
+    // The depths as f32s, a gray slice and the strip, the RGB picture, the PNG: 12 bytes a
+    // texel.
+    save_map_picture(call, this, 12, "the drawn-tiles picture", |rel, map| {
+        write_rgb(call, rel, &drawn_picture(map))
+    })
+}
+
+/// A picture of the map of the light given as argument 0, written by `write` to the path of
+/// argument 1, with `per_texel` bytes a texel charged while it is made (`what` names them).
+fn save_map_picture(
+    call: &Call<'_>,
+    this: &LuaScene,
+    per_texel: u64,
+    what: &str,
+    write: impl FnOnce(&str, &ShadowMap) -> mlua::Result<String>,
+) -> mlua::Result<String> {
     let rel = call.string(1, "path")?;
     let mut state = this.state(call)?;
     let i = light_index(call, &state, this, call.arg(0))?;
     let map = state.light_map(call, i)?;
-    // The depths as f32s, a gray slice and the strip, the RGB picture, the PNG: 12 bytes a
-    // texel.
-    let _picture = picture_charge(call, map, 12, "the drawn-tiles picture")?;
-    write_rgb(call, &rel, &drawn_picture(map))
+    let _picture = picture_charge(call, map, per_texel, what)?;
+    write(&rel, map)
 }
 
 /// Charges, while a picture of every texel of `map` is made, `per_texel` bytes a texel.
