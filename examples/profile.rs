@@ -1,6 +1,7 @@
 //! Runs penumbra's main kinds of work while a Tracy profiler watches: shadow maps drawn tile by
-//! tile and whole, an occluder moving (tiles forgotten and drawn again), batched PCF, single samples, msad4 template matching and a Lua script with its own zone and
-//! plot, one frame mark per stage. Built only with the `tracy` feature:
+//! tile and whole, an occluder moving (tiles forgotten and drawn again), batched PCF, bevy_pbr's
+//! Gaussian filter over a sun's cascades, single samples, msad4 template matching and a Lua
+//! script with its own zone and plot, one frame mark per stage. Built only with the `tracy` feature:
 //!
 //! ```sh
 //! cargo run --release --features tracy --example profile    # then connect Tracy 0.14.1
@@ -15,6 +16,7 @@ use std::time::{Duration, Instant};
 use glam::{Mat4, Vec3};
 use penumbra::level::sample_level;
 use penumbra::msad4::{Image, MatchOptions, find_matches};
+use penumbra::shadow::pbr::{PbrCascade, PbrDirectional, PbrFilter, PbrReceiver};
 use penumbra::shadow::{Occluder, PcfKernel, ShadowMap};
 use penumbra_lua::{Runtime, RuntimeOptions};
 use penumbra_testkit::Rng;
@@ -78,6 +80,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         if let Some((_, light)) = lighting.lights().next() {
             ShadowMap::render(light.clone(), lighting.scene())?;
         }
+        // bevy_pbr's Gaussian filter over a sun's two cascades, as the Bevy plugin asks it:
+        // each part's taps recorded and their tiles marked, the tiles drawn, the taps looked up.
+        let sun = sun_straight_down();
+        let id = lighting.add_light(sun.light(1.0));
+        let receivers: Vec<PbrReceiver> = points
+            .iter()
+            .map(|&point| PbrReceiver {
+                point,
+                normal: Vec3::Y,
+                view_z: -point.length(),
+            })
+            .collect();
+        sun.shadow_factors(lighting.map(id)?, &receivers, PbrFilter::Gaussian, &mut lit);
         client.plot(
             tracy_client::plot_name!("penumbra lookups per frame"),
             (points.len() * map_count * 4) as f64,
@@ -100,4 +115,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     std::thread::sleep(Duration::from_millis(1500));
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
+}
+
+/// A sun straight overhead with Bevy's cascade matrices (orthographic, reverse Z) of 12 m and
+/// 24 m half-width round the origin, 1024² each, the nearer up to 10 m of view depth.
+fn sun_straight_down() -> PbrDirectional {
+    let view =
+        glam::camera::rh::view::look_to_mat4(Vec3::new(0.0, 50.0, 0.0), Vec3::NEG_Y, Vec3::Z);
+    let resolution = 1024;
+    let cascade = |half: f32, far_bound: f32| PbrCascade {
+        clip_from_world: glam::camera::rh::proj::directx::orthographic(
+            -half, half, -half, half, 100.0, 0.0,
+        ) * view,
+        texel_size: 2.0 * half / resolution as f32,
+        far_bound,
+    };
+    PbrDirectional {
+        direction_to_light: Vec3::Y,
+        depth_bias: 0.02,
+        normal_bias: 1.8,
+        overlap_proportion: 0.2,
+        cascades: vec![cascade(12.0, 10.0), cascade(24.0, 40.0)],
+        resolution,
+    }
 }

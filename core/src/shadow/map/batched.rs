@@ -654,6 +654,7 @@ impl ShadowMap {
 
     /// Marks the tiles the sorted lookups read.
     fn mark(&self, t: &Tiled, needs: &mut Needs, sorted: &Sorted) {
+        crate::zone!("penumbra::shadow::mark tiles");
         for (s, list) in sorted.uv.iter().enumerate() {
             t.need_2d_taps(needs, s, list);
         }

@@ -68,7 +68,10 @@ pub(super) const PARALLEL_RECEIVERS: usize = 1024;
 /// Shadow factors of many receivers into `out`, by `factor(lookups, receiver)` run twice
 /// around one batched lookup of every tap (see [`Lookups`]). Many receivers on a map drawn tile
 /// by tile are split between the map's threads: each records its part, the map draws every tile
-/// they read at once, then each looks its part up and finishes it.
+/// they read at once, then each looks its part up and finishes it. In Tracy each part's first
+/// pass is a `penumbra::pbr::record taps` zone, the marking of its tiles
+/// `penumbra::shadow::mark tiles`, and its lookups with the second pass
+/// `penumbra::pbr::look up taps` (the drawing between them, `penumbra::shadow::draw tiles`).
 pub(super) fn batched<R: Sync>(
     map: &ShadowMap,
     receivers: &[R],
@@ -77,6 +80,7 @@ pub(super) fn batched<R: Sync>(
 ) {
     let threads = map.tiled().map_or(1, |t| t.threads());
     let record = |part: &[R]| {
+        crate::zone!("penumbra::pbr::record taps");
         let mut record = Record(map.sorted());
         for (k, r) in part.iter().enumerate() {
             factor(&mut record, r);
@@ -90,6 +94,7 @@ pub(super) fn batched<R: Sync>(
     };
     // `drawn`: the tiles the taps read are drawn already.
     let finish = |part: &[R], sorted: &Sorted, out: &mut [f32], drawn: bool| {
+        crate::zone!("penumbra::pbr::look up taps");
         let mut results = vec![0.0; sorted.len()];
         if drawn {
             map.compare_batch_drawn(sorted, &mut results);
