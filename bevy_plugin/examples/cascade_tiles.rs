@@ -19,7 +19,7 @@ use bevy_penumbra::pbr::PbrShadows;
 use bevy_tasks::{ComputeTaskPool, TaskPoolBuilder};
 use image::{Rgb, RgbImage};
 use penumbra_core::picture::{DRAWN_TILE_OUTLINE, drawn_picture};
-use penumbra_core::shadow::{LightKind, MAP_TILE};
+use penumbra_core::shadow::LightKind;
 
 #[path = "../benches/support/flight.rs"]
 mod flight;
@@ -58,20 +58,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("{n} probes, the last frame's cascades:");
         let (res, across) = (drawn.resolution(), drawn.tiles_across());
         for slice in 0..drawn.slices() {
-            let (mut tiles, mut rows, mut texels) = (0, 0, 0u64);
+            let (mut tiles, mut rows) = (0, 0);
             for ty in 0..across {
                 for tx in 0..across {
                     let r = drawn.rows(slice, tx, ty).count_ones();
-                    let width = res.min((tx + 1) * MAP_TILE) - tx * MAP_TILE;
                     tiles += u32::from(r != 0);
                     rows += r;
-                    texels += u64::from(r * width);
                 }
             }
             println!(
                 "  cascade {slice}: {tiles:4} of {} tiles, {rows:6} tile rows, {:5.2} % of its texels",
                 across * across,
-                100.0 * texels as f64 / f64::from(res).powi(2),
+                100.0 * drawn.slice_texels(slice) as f64 / f64::from(res).powi(2),
             );
         }
         let picture = drawn_picture(map);

@@ -572,6 +572,7 @@ fn drawn_tiles_and_their_picture_show_the_rows_queries_read() {
         .map(|(tx, ty)| u64::from(drawn.rows(0, tx, ty).count_ones()) * width(tx))
         .sum();
     assert_eq!(drawn.texels(), texels);
+    assert_eq!((drawn.slice_texels(0), drawn.slice_texels(1)), (texels, 0));
     assert!(texels > 0 && texels < 200 * 200 / 10, "{texels}");
 
     let picture = penumbra_core::picture::drawn_picture(map);

@@ -121,17 +121,26 @@ pub struct DrawnTiles {
     rows: Vec<u32>,
 }
 
+/// Texels of tile `i` along an axis of a map `resolution` texels across: [`MAP_TILE`], or fewer
+/// for the last tile where the map's edge cuts it.
+fn tile_extent(resolution: u32, i: u32) -> u32 {
+    resolution.min((i + 1) * MAP_TILE) - i * MAP_TILE
+}
+
+/// The rows of tile row `ty` that lie inside a map `resolution` texels across.
+fn rows_inside(resolution: u32, ty: u32) -> Rows {
+    (u64::MAX >> (64 - tile_extent(resolution, ty))) as Rows
+}
+
 impl DrawnTiles {
     /// A map of `resolution`² texels in `slices` slices drawn whole: every row of every tile.
     pub(crate) fn whole(resolution: u32, slices: u32) -> DrawnTiles {
         let across = resolution.div_ceil(MAP_TILE);
-        // Rows of each row of tiles inside the map (the last may be cut).
-        let rows_of = |ty: u32| {
-            let height = resolution.min((ty + 1) * MAP_TILE) - ty * MAP_TILE;
-            (u64::MAX >> (64 - height)) as u32
-        };
         let rows = (0..slices)
-            .flat_map(|_| (0..across).flat_map(move |ty| (0..across).map(move |_| rows_of(ty))))
+            .flat_map(|_| {
+                (0..across)
+                    .flat_map(move |ty| (0..across).map(move |_| rows_inside(resolution, ty)))
+            })
             .collect();
         DrawnTiles {
             resolution,
@@ -193,14 +202,21 @@ impl DrawnTiles {
     /// Texels drawn, of every slice.
     #[must_use]
     pub fn texels(&self) -> u64 {
-        let n = self.resolution;
+        (0..self.slices).map(|s| self.slice_texels(s)).sum()
+    }
+
+    /// Texels drawn in `slice` (0 past the last slice).
+    #[must_use]
+    pub fn slice_texels(&self, slice: u32) -> u64 {
         let per = (self.across * self.across) as usize;
-        self.rows
-            .iter()
+        let first = (slice as usize).saturating_mul(per);
+        let Some(rows) = self.rows.get(first..first + per) else {
+            return 0;
+        };
+        rows.iter()
             .enumerate()
             .map(|(t, r)| {
-                let tx = (t % per) as u32 % self.across;
-                let width = (tx * MAP_TILE + MAP_TILE).min(n) - tx * MAP_TILE;
+                let width = tile_extent(self.resolution, t as u32 % self.across);
                 u64::from(r.count_ones()) * u64::from(width)
             })
             .sum()
@@ -1240,8 +1256,8 @@ impl Tiled {
         [
             x0,
             y0,
-            (x0 + MAP_TILE).min(n) - 1,
-            (y0 + MAP_TILE).min(n) - 1,
+            x0 + tile_extent(n, tx) - 1,
+            y0 + tile_extent(n, ty) - 1,
         ]
     }
 
@@ -1338,8 +1354,7 @@ impl Tiled {
     /// Of rows `rows` of tile `t` (global index), those inside the map (the map's edge may cut
     /// its last row of tiles).
     fn real_rows(&self, t: usize, rows: Rows) -> Rows {
-        let [_, y0, _, y1] = self.tile_rect(t % self.per_slice());
-        rows & (u64::MAX >> (64 - (y1 - y0 + 1))) as Rows
+        rows & rows_inside(self.resolution, (t % self.per_slice()) as u32 / self.tiles)
     }
 
     /// Which rows of which tiles are drawn now (see [`DrawnTiles`]).
