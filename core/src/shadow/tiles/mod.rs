@@ -136,11 +136,10 @@ impl DrawnTiles {
     /// A map of `resolution`² texels in `slices` slices drawn whole: every row of every tile.
     pub(crate) fn whole(resolution: u32, slices: u32) -> DrawnTiles {
         let across = resolution.div_ceil(MAP_TILE);
+        // Slice after slice, each row of tiles `across` times.
         let rows = (0..slices)
-            .flat_map(|_| {
-                (0..across)
-                    .flat_map(move |ty| (0..across).map(move |_| rows_inside(resolution, ty)))
-            })
+            .flat_map(|_| 0..across)
+            .flat_map(|ty| std::iter::repeat_n(rows_inside(resolution, ty), across as usize))
             .collect();
         DrawnTiles {
             resolution,
