@@ -16,6 +16,15 @@ pub(super) trait Lookups {
     /// Comparisons of `taps` (2D: u, v, slice; cube: a direction) with `depth`, into `out`.
     fn compare_many(&mut self, map: &ShadowMap, taps: &[Vec3], depth: f32, out: &mut [f32]);
 
+    /// Whether [`Lookups::compare_many`] reads the taps' positions. [`Replay`] does not (it
+    /// hands back the recorded answers in order, by count alone), so the filters skip working
+    /// the positions out again — their rotations and divisions — and pass placeholders: the
+    /// weights and sums, which are all a factor's bits depend on besides the answers, are
+    /// computed the same either way.
+    fn reads_taps(&self) -> bool {
+        true
+    }
+
     /// One comparison.
     fn compare(&mut self, map: &ShadowMap, tap: Vec3, depth: f32) -> f32 {
         let mut r = [0.0];
@@ -55,6 +64,10 @@ pub(super) struct Replay<'a> {
 }
 
 impl Lookups for Replay<'_> {
+    fn reads_taps(&self) -> bool {
+        false
+    }
+
     fn compare_many(&mut self, _: &ShadowMap, taps: &[Vec3], _: f32, out: &mut [f32]) {
         let n = taps.len();
         out[..n].copy_from_slice(&self.results[self.next..self.next + n]);
@@ -218,8 +231,12 @@ pub(super) fn sample_2d(
             let scale = f * 1.0 / (texel_size * size);
             let mut total = 0.0;
             let mut count = 0;
+            let reads = lookups.reads_taps();
             for angle in temporal_angles(pixel) {
                 let taps = SPIRAL.map(|s| {
+                    if !reads {
+                        return Vec3::ZERO;
+                    }
                     let t = uv + rotate(angle, s) * scale;
                     Vec3::new(t.x, t.y, slice as f32)
                 });
@@ -256,21 +273,11 @@ pub(super) fn castano_thirteen(
     base -= 0.5;
     base *= inv;
     let uw = [4.0 - 3.0 * s, 7.0, 1.0 + 3.0 * s];
-    let u = [
-        (3.0 - 2.0 * s) / uw[0] - 2.0,
-        (3.0 + s) / uw[1],
-        s / uw[2] + 2.0,
-    ];
     let vw = [4.0 - 3.0 * t, 7.0, 1.0 + 3.0 * t];
-    let v = [
-        (3.0 - 2.0 * t) / vw[0] - 2.0,
-        (3.0 + t) / vw[1],
-        t / vw[2] + 2.0,
-    ];
-    let taps: [Vec3; 9] = std::array::from_fn(|k| {
-        let tap = base + Vec2::new(u[k % 3], v[k / 3]) * inv;
-        Vec3::new(tap.x, tap.y, slice as f32)
-    });
+    let mut taps = [Vec3::ZERO; 9];
+    if lookups.reads_taps() {
+        taps = castano_taps(base, inv, slice, [s, t], uw, vw);
+    }
     let mut r = [0.0; 9];
     lookups.compare_many(map, &taps, depth, &mut r);
     let mut sum = 0.0;
@@ -280,6 +287,33 @@ pub(super) fn castano_thirteen(
         }
     }
     sum * (1.0 / 144.0)
+}
+
+/// The nine tap positions of [`castano_thirteen`] (slice `slice`) from its texel-grid `base`
+/// (already scaled by `inv` = 1 / map size), the fractions `s`, `t` and the weights.
+#[inline(always)]
+fn castano_taps(
+    base: Vec2,
+    inv: f32,
+    slice: usize,
+    [s, t]: [f32; 2],
+    uw: [f32; 3],
+    vw: [f32; 3],
+) -> [Vec3; 9] {
+    let u = [
+        (3.0 - 2.0 * s) / uw[0] - 2.0,
+        (3.0 + s) / uw[1],
+        s / uw[2] + 2.0,
+    ];
+    let v = [
+        (3.0 - 2.0 * t) / vw[0] - 2.0,
+        (3.0 + t) / vw[1],
+        t / vw[2] + 2.0,
+    ];
+    std::array::from_fn(|k| {
+        let tap = base + Vec2::new(u[k % 3], v[k / 3]) * inv;
+        Vec3::new(tap.x, tap.y, slice as f32)
+    })
 }
 
 /// `sample_shadow_cubemap`.
@@ -294,9 +328,13 @@ pub(super) fn sample_cube(
     match filter {
         PbrFilter::Hardware2x2 => lookups.compare(map, local, depth),
         PbrFilter::Gaussian => {
-            let basis =
-                orthonormalize(local.normalize()) * (POINT_SHADOW_SCALE * distance_to_light);
-            let taps = D3D_SAMPLE_POINTS.map(|p| local + p[0] * basis.x_axis + p[1] * basis.y_axis);
+            let taps = if lookups.reads_taps() {
+                let basis =
+                    orthonormalize(local.normalize()) * (POINT_SHADOW_SCALE * distance_to_light);
+                D3D_SAMPLE_POINTS.map(|p| local + p[0] * basis.x_axis + p[1] * basis.y_axis)
+            } else {
+                [Vec3::ZERO; 8]
+            };
             let mut r = [0.0; 8];
             lookups.compare_many(map, &taps, depth, &mut r);
             let mut sum = 0.0;
@@ -306,12 +344,19 @@ pub(super) fn sample_cube(
             sum
         }
         PbrFilter::Temporal(pixel) => {
-            let basis =
-                orthonormalize(local.normalize()) * (POINT_SHADOW_SCALE * distance_to_light);
+            let reads = lookups.reads_taps();
+            let basis = if reads {
+                orthonormalize(local.normalize()) * (POINT_SHADOW_SCALE * distance_to_light)
+            } else {
+                Mat3::ZERO
+            };
             let mut total = 0.0;
             let mut count = 0;
             for angle in temporal_angles(pixel) {
                 let taps = SPIRAL.map(|s| {
+                    if !reads {
+                        return Vec3::ZERO;
+                    }
                     let o = rotate(angle, s) * POINT_SHADOW_TEMPORAL_OFFSET_SCALE;
                     local + o.x * basis.x_axis + o.y * basis.y_axis
                 });
