@@ -233,13 +233,14 @@ pub(super) fn sample_2d(
             let mut count = 0;
             let reads = lookups.reads_taps();
             for angle in temporal_angles(pixel) {
-                let taps = SPIRAL.map(|s| {
-                    if !reads {
-                        return Vec3::ZERO;
-                    }
-                    let t = uv + rotate(angle, s) * scale;
-                    Vec3::new(t.x, t.y, slice as f32)
-                });
+                let taps = if reads {
+                    SPIRAL.map(|s| {
+                        let t = uv + rotate(angle, s) * scale;
+                        Vec3::new(t.x, t.y, slice as f32)
+                    })
+                } else {
+                    [Vec3::ZERO; 8]
+                };
                 let mut r = [0.0; 8];
                 lookups.compare_many(map, &taps, depth, &mut r);
                 let sum = r.iter().fold(0.0, |sum, &r| sum + r);
@@ -353,13 +354,14 @@ pub(super) fn sample_cube(
             let mut total = 0.0;
             let mut count = 0;
             for angle in temporal_angles(pixel) {
-                let taps = SPIRAL.map(|s| {
-                    if !reads {
-                        return Vec3::ZERO;
-                    }
-                    let o = rotate(angle, s) * POINT_SHADOW_TEMPORAL_OFFSET_SCALE;
-                    local + o.x * basis.x_axis + o.y * basis.y_axis
-                });
+                let taps = if reads {
+                    SPIRAL.map(|s| {
+                        let o = rotate(angle, s) * POINT_SHADOW_TEMPORAL_OFFSET_SCALE;
+                        local + o.x * basis.x_axis + o.y * basis.y_axis
+                    })
+                } else {
+                    [Vec3::ZERO; 8]
+                };
                 let mut r = [0.0; 8];
                 lookups.compare_many(map, &taps, depth, &mut r);
                 let mut sum = 0.0;

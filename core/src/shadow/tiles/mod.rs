@@ -1835,10 +1835,6 @@ mod tests {
         }
     }
 
-    /// The areas a job's tiles are merged into: every tile in exactly one area; four tiles
-    /// make a 2×2 area only when the job has all four (on even columns and rows), else two
-    /// side by side make a pair (on an even column), at the slice's last column and row too;
-    /// areas cover exactly their tiles' texels.
     /// Parts directly one above the other and as wide join, their rows stacked; parts side
     /// by side, of other widths or apart stay as they are; no joined part passes 64 rows.
     #[test]
@@ -1870,6 +1866,10 @@ mod tests {
         }
     }
 
+    /// The areas a job's tiles are merged into: every tile in exactly one area; four tiles
+    /// make a 2×2 area only when the job has all four (on even columns and rows), else two
+    /// side by side make a pair (on an even column), at the slice's last column and row too;
+    /// areas cover exactly their tiles' texels.
     #[test]
     fn merged_areas_hold_each_tile_of_a_job_once() {
         let mut rng = penumbra_testkit::Rng::xorshift64(0x6d65_7267);
