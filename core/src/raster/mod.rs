@@ -80,7 +80,7 @@ use glam::Mat4;
 use crate::cpu::CpuExtension;
 use crate::format::Format;
 
-pub(crate) use draw::{Area, TileBuf};
+pub(crate) use draw::{Area, EVERY_ROW, TileBuf};
 pub use index::InstanceIndex;
 pub use mesh::Mesh;
 pub use ray::{RayHit, TriangleRay, ray_inverse, unit_direction};

@@ -33,8 +33,6 @@ pub(crate) struct TileScratch {
     /// The set-up pieces of `tris` that reach the tile being drawn, when one collection serves
     /// several tiles ([`TileDrawer::draw_collected`]).
     items: Vec<u32>,
-    /// Those of `items` that meet one run of rows.
-    run_items: Vec<u32>,
     /// The bounds of `tris`' pieces, one list per side (x0, y0, x1, y1): each tile of a
     /// collection tests all of them, which the compiler then does many at a time.
     sides: [Vec<u16>; 4],
@@ -323,66 +321,49 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
     }
 
     /// Draws into `buf` (with the depth test, over what it holds) the pieces of the last
-    /// [`TileDrawer::collect`] whose bounds meet rows of `area`'s clip rectangle, which must
-    /// lie inside the collected one: each run `(first, last)` of `runs` (rows from the clip's
-    /// top, in order), with the bits [`TileDrawer::draw`] writes there (a piece's pixels and
-    /// depths do not depend on the area it is drawn into, and the depth test keeps the nearest
-    /// value whatever the order). The pieces that meet the rows from the first run's to the
-    /// last's are found once.
+    /// [`TileDrawer::collect`] whose bounds meet the rows of `area` it draws ([`Area::rows`]:
+    /// a clip rectangle of at most 64 rows, which must lie inside the collected one), with the
+    /// bits [`TileDrawer::draw`] writes there (a piece's pixels and depths do not depend on the
+    /// area it is drawn into, and the depth test keeps the nearest value whatever the order).
+    /// The pieces that meet the rows from the first drawn to the last are found once, and each
+    /// is set up once however many runs of rows the mask has.
     pub(crate) fn draw_collected(
         &self,
         area: Area,
-        runs: impl Iterator<Item = (u32, u32)> + Clone,
         buf: &mut TileBuf<'_>,
         scratch: &mut TileScratch,
     ) -> TileStats {
         crate::zone!("penumbra::raster::draw tile");
-        let [x0, y0, x1, _] = area.clip;
-        let (Some((first, _)), Some((_, last))) = (runs.clone().next(), runs.clone().last()) else {
+        let [x0, y0, x1, y1] = area.clip;
+        debug_assert!(y1 - y0 < 64, "a row mask over {:?}", area.clip);
+        let height = (y1 - y0 + 1).clamp(0, 64) as u32;
+        let rows = area.rows & (u64::MAX >> (64 - height.max(1)));
+        if rows == 0 || x0 > x1 {
             return TileStats::default();
-        };
-        let rows = |a: u32, b: u32| [x0, y0 + a as i32, x1, y0 + b as i32];
+        }
+        let (first, last) = (rows.trailing_zeros(), 63 - rows.leading_zeros());
+        let clip = [x0, y0 + first as i32, x1, y0 + last as i32];
         debug_assert!(
             {
                 let [cx0, cy0, cx1, cy1] = scratch.collected;
-                let [x0, y0, x1, y1] = rows(first, last);
-                cx0 <= x0 && cy0 <= y0 && x1 <= cx1 && y1 <= cy1 && y1 <= area.clip[3]
+                cx0 <= clip[0] && cy0 <= clip[1] && clip[2] <= cx1 && clip[3] <= cy1
             },
             "rows of a tile drawn from pieces collected for {:?} lie outside it: {:?}",
             scratch.collected,
-            area.clip
+            clip
         );
-        pieces_meeting(
-            &scratch.sides,
-            rows(first, last),
-            &mut scratch.meets,
-            &mut scratch.items,
-        );
-        let mut stats = TileStats {
-            pieces: scratch.items.len() as u64,
-            ..TileStats::default()
+        pieces_meeting(&scratch.sides, clip, &mut scratch.meets, &mut scratch.items);
+        let area = Area {
+            clip,
+            rows: rows >> first,
+            ..area
         };
-        let single = runs.clone().nth(1).is_none();
-        for (a, b) in runs {
-            let clip = rows(a, b);
-            let area = Area { clip, ..area };
-            // Of a tile's pieces, those that reach the run's rows (a few of its rows, mostly).
-            let items = if single {
-                &scratch.items
-            } else {
-                let [_, top, _, bottom] = &scratch.sides;
-                scratch.run_items.clear();
-                scratch.run_items.extend(scratch.items.iter().filter(|&&i| {
-                    i32::from(top[i as usize]) <= clip[3]
-                        && i32::from(bottom[i as usize]) >= clip[1]
-                }));
-                &scratch.run_items
-            };
-            let drawn = self.draw_batch(area, buf.reborrow(), &scratch.tris, Some(items));
-            stats.written += drawn.written;
-            stats.rejected += drawn.rejected;
+        let drawn = self.draw_batch(area, buf.reborrow(), &scratch.tris, Some(&scratch.items));
+        TileStats {
+            pieces: scratch.items.len() as u64,
+            written: drawn.written,
+            rejected: drawn.rejected,
         }
-        stats
     }
 
     fn draw_batch(

@@ -299,11 +299,13 @@ unsafe fn small<S: Lanes, const PLAIN: bool, const GREATER: bool>(
         for y in ys..ye + 1 {
             let zrow = _mm256_set1_pd(row_depth(t, y));
             let mut ev = row_ev;
-            for (g, (extra, &term)) in edge_out
-                .iter()
-                .zip(&terms)
-                .enumerate()
-                .take(groups as usize)
+            let on = area.row_on(y);
+            for (g, (extra, &term)) in
+                edge_out
+                    .iter()
+                    .zip(&terms)
+                    .enumerate()
+                    .take(if on { groups as usize } else { 0 })
             {
                 let out = _mm256_or_si256(
                     _mm256_srai_epi32::<31>(_mm256_or_si256(_mm256_or_si256(ev[0], ev[1]), ev[2])),
@@ -344,7 +346,7 @@ unsafe fn runs<S: Lanes, const PLAIN: bool, const GREATER: bool>(
             for i in 0..3 {
                 e[i] += sy[i];
             }
-            if lo >= hi {
+            if lo >= hi || !area.row_on(y) {
                 continue;
             }
             let (x0, x1) = (xs + lo as i32, xs + hi as i32 - 1);

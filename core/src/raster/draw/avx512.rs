@@ -275,7 +275,13 @@ unsafe fn small<S: Lanes16, const PLAIN: bool, const GREATER: bool, const ONE: b
         for y in ys..ye + 1 {
             let zrow = _mm512_set1_pd(row_depth(t, y));
             let mut ev = row_ev;
-            for (g, (&cols, &term)) in columns.iter().zip(&terms).enumerate().take(groups as usize)
+            let on = area.row_on(y);
+            for (g, (&cols, &term)) in
+                columns
+                    .iter()
+                    .zip(&terms)
+                    .enumerate()
+                    .take(if on { groups as usize } else { 0 })
             {
                 // Sign bits of e0 | e1 | e2: a centre outside some edge.
                 let any = _mm512_ternarylogic_epi32::<0xFE>(ev[0], ev[1], ev[2]);

@@ -64,7 +64,15 @@ pub(crate) struct Area {
     pub stride: usize,
     /// The pixels to draw, inclusive: x0, y0, x1, y1 (inside the buffer).
     pub clip: [i32; 4],
+    /// Of the clip rectangle's rows, those drawn: bit k for row `clip[1] + k`. [`EVERY_ROW`]
+    /// draws every row (of a clip rectangle of any height); any other mask needs a clip
+    /// rectangle at most 64 rows high. A piece is set up once however many runs of rows the
+    /// mask has, and the rows left out are skipped, not drawn.
+    pub rows: u64,
 }
+
+/// [`Area::rows`] for every row.
+pub(crate) const EVERY_ROW: u64 = u64::MAX;
 
 impl Area {
     /// The whole tile of the rasterizer's tiled storage whose inclusive pixel rectangle is
@@ -74,6 +82,7 @@ impl Area {
             origin: [rect[0], rect[1]],
             stride: TILE_SIZE as usize,
             clip: rect,
+            rows: EVERY_ROW,
         }
     }
 
@@ -99,14 +108,36 @@ impl Area {
             && (y1 - self.origin[1]) as usize * self.stride + row_end <= len
     }
 
-    /// The part of `t`'s bounds inside the clip rectangle: x0, y0, x1, y1, or `None`.
+    /// The part of `t`'s bounds inside the clip rectangle, from its first row drawn to its
+    /// last ([`Area::rows`]): x0, y0, x1, y1, or `None`.
     #[inline(always)]
     fn span_of(&self, t: &Tri) -> Option<[i32; 4]> {
         let xs = self.clip[0].max(i32::from(t.bbox[0]));
-        let ys = self.clip[1].max(i32::from(t.bbox[1]));
+        let mut ys = self.clip[1].max(i32::from(t.bbox[1]));
         let xe = self.clip[2].min(i32::from(t.bbox[2]));
-        let ye = self.clip[3].min(i32::from(t.bbox[3]));
-        (xs <= xe && ys <= ye).then_some([xs, ys, xe, ye])
+        let mut ye = self.clip[3].min(i32::from(t.bbox[3]));
+        if xs > xe || ys > ye {
+            return None;
+        }
+        if self.rows != EVERY_ROW {
+            // The clip is at most 64 rows high (the field's contract): the span's rows are
+            // bits a..=b of the mask.
+            let (a, b) = ((ys - self.clip[1]) as u32, (ye - self.clip[1]) as u32);
+            debug_assert!(b < 64, "a row mask on a clip rectangle over 64 rows high");
+            let m = (self.rows >> a) & (u64::MAX >> (63 - (b - a)));
+            if m == 0 {
+                return None;
+            }
+            ys += m.trailing_zeros() as i32;
+            ye = ys - m.trailing_zeros() as i32 + (63 - m.leading_zeros()) as i32;
+        }
+        Some([xs, ys, xe, ye])
+    }
+
+    /// Whether row `y` (of the clip rectangle) is drawn ([`Area::rows`]).
+    #[inline(always)]
+    fn row_on(&self, y: i32) -> bool {
+        (self.rows >> ((y - self.clip[1]) & 63)) & 1 != 0
     }
 
     /// Index of target pixel (x, y) in the buffer.

@@ -97,7 +97,7 @@ pub(super) fn triangle<S: Slot, const GREATER: bool>(buf: &mut [S], area: Area, 
         for i in 0..3 {
             e[i] += sy[i];
         }
-        if lo >= hi {
+        if lo >= hi || !area.row_on(y) {
             continue;
         }
         let zrow = row_depth(t, y);

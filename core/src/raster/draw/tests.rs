@@ -39,6 +39,7 @@ fn groups_cover_the_columns_inside_the_checked_row() {
             origin,
             stride: stride as usize,
             clip: [x0, origin[1], x1, origin[1]],
+            rows: super::EVERY_ROW,
         };
         assert!(area.fits_groups(stride as usize, lanes as usize));
         let xs = x0 + rng.below_mod((x1 - x0 + 1) as u64) as i32;
@@ -135,8 +136,10 @@ fn compact_triangles_have_edges_in_32_bits_over_their_widened_bounds() {
 /// scenes of walls (triangles over the whole area, slightly tilted), quads whose halves each
 /// reach over the area without covering it, and small triangles in random
 /// order and depths, drawn with the test and without it on every kernel, LESS and GREATER, into
-/// a 32² tile of the tiled maps (and a whole `TILE_SIZE` tile, which draws without it), give the
-/// same bits and the same count of pixels written — and the test does skip pieces.
+/// a 32² tile of the tiled maps or a part of up to 2 × 2 of them (and a whole `TILE_SIZE`
+/// tile, which draws without it), give the same bits and the same count of pixels written —
+/// and the test does skip pieces. Half of the tiled maps' areas are drawn on some rows only
+/// (`Area::rows`): those rows hold what a draw of every row gives, the others stay cleared.
 #[test]
 fn coarse_depth_skips_only_pieces_that_cannot_pass() {
     use super::{Area, Batch, TileBuf, draw_tris_with};
@@ -160,19 +163,37 @@ fn coarse_depth_skips_only_pieces_that_cannot_pass() {
             1.0,
         ))
     };
-    let (mut rejected, mut pieces) = ([0u64; 2], 0u64);
+    let (mut rejected, mut pieces, mut masked) = ([0u64; 2], 0u64, 0);
     for round in 0..300 {
         let greater = round % 2 == 1;
         let tile = TILE_SIZE.min(w) as i32;
         let (area, len) = if round % 4 < 2 {
-            let o = [32 * rng.below_mod(7) as i32, 32 * rng.below_mod(7) as i32];
-            let clip = [o[0], o[1], o[0] + 31, o[1] + 31];
+            // A tile, or (in the tiled maps' parts) two tiles side by side and two such rows
+            // one above the other; half of them drawn on some rows only.
+            let (across, down) = (32 * (1 + rng.below_mod(2)), 32 * (1 + rng.below_mod(2)));
+            let o = [32 * rng.below_mod(6) as i32, 32 * rng.below_mod(6) as i32];
+            let clip = [o[0], o[1], o[0] + across as i32 - 1, o[1] + down as i32 - 1];
+            let rows = match rng.below_mod(4) {
+                0 | 1 => super::EVERY_ROW,
+                // Runs of rows with gaps, as queries ask for them.
+                2 => {
+                    let mut m = 0u64;
+                    for _ in 0..1 + rng.below_mod(4) {
+                        let first = rng.below_mod(down);
+                        let run = 1 + rng.below_mod(8);
+                        m |= ((1u64 << run) - 1) << first;
+                    }
+                    m
+                }
+                _ => rng.next_u64(),
+            };
             let area = Area {
                 origin: o,
-                stride: 32,
+                stride: across as usize,
                 clip,
+                rows,
             };
-            (area, 32 * 32)
+            (area, (across * down) as usize)
         } else {
             (
                 Area::tile([0, 0, tile - 1, tile - 1]),
@@ -265,10 +286,37 @@ fn coarse_depth_skips_only_pieces_that_cannot_pass() {
                 "{what}: the depths differ"
             );
             rejected[usize::from(greater)] += a.rejected;
+            // A row mask draws the rows it names as a draw of every row does, and leaves the
+            // others as they were.
+            if area.rows != super::EVERY_ROW {
+                let mut full = vec![clear; len];
+                let all = Area {
+                    rows: super::EVERY_ROW,
+                    ..area
+                };
+                draw_tris_with(TileBuf::F32(&mut full), all, &batches, greater, ext, true);
+                masked += 1;
+                for (k, (row, full_row)) in with
+                    .chunks(area.stride)
+                    .zip(full.chunks(area.stride))
+                    .enumerate()
+                {
+                    let want = |d: &f32| {
+                        if area.rows >> k & 1 != 0 { *d } else { clear }
+                    };
+                    assert!(
+                        row.iter()
+                            .zip(full_row)
+                            .all(|(p, q)| p.to_bits() == want(q).to_bits()),
+                        "{what}: row {k} with a row mask"
+                    );
+                }
+            }
         }
     }
     // Some hundreds a kernel (a build with `force-scalar` has one kernel).
     let kernels = CpuExtension::supported().len() as u64;
+    assert!(masked > 50 * kernels, "{masked} draws with a row mask");
     assert!(
         rejected[0] > 600 * kernels && rejected[1] > 600 * kernels,
         "{rejected:?} skipped, {kernels} kernels together, of {pieces} pieces each"

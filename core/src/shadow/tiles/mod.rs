@@ -6,7 +6,8 @@
 //! sampler's own arithmetic, through its address mode; for a cube map, across face edges too),
 //! draws the missing rows (over the benches' 10,000-probe flight, the probes' filters read a
 //! fifth of the rows of the nearest cascade's tiles they reach, three fifths over all three;
-//! rows a few apart are drawn together, `ROW_GAP`) —
+//! the rows of an area are drawn in one pass that skips the others, each triangle piece set
+//! up once) —
 //! rasterizing only the triangles that reach each tile ([`crate::raster`]'s tile drawer over
 //! the lighting's [`InstanceIndex`]) and writing its part of the batched path's key image (and
 //! its texels, when the query reads texels: the scalar sampler's taps; tiles drawn for the
@@ -106,8 +107,9 @@ pub(crate) struct Needs {
 
 /// What is drawn of a map, at one moment ([`ShadowMap::drawn_tiles`]): for every
 /// [`MAP_TILE`]² tile of every slice, the rows of its texels drawn so far. A map drawn tile by
-/// tile draws a tile only on the rows its queries' filter taps read (and gaps of a few rows
-/// between them), so this is the work the queries made, and what
+/// tile draws a tile only on the rows its queries' filter taps read (with, in a row of tiles
+/// none of which was drawn yet, the rows its neighbours read), so this is the work the
+/// queries made, and what
 /// [`picture::drawn_picture`](crate::picture::drawn_picture) shows; a map drawn whole has
 /// every row of every tile.
 ///
@@ -228,30 +230,6 @@ impl DrawnTiles {
 /// tile is drawn and laid out only on the rows asked for; rows past the map's edge (in a
 /// tile that the edge cuts) are never drawn, whatever their bits.
 pub(crate) type Rows = u32;
-
-/// Rows of a tile between two runs of rows asked for that are drawn with them when there are
-/// at most this many: each run drawn sets up its pieces and lays out an extra row of keys.
-const ROW_GAP: u32 = 3;
-
-/// `rows` with every gap of at most [`ROW_GAP`] rows between two runs filled.
-fn close_gaps(rows: Rows) -> Rows {
-    let gap = ROW_GAP;
-    let mut out = rows;
-    // A missing row lies in a gap of at most `gap` rows when rows asked for lie i rows above
-    // it and j below with i + j ≤ gap + 1: for each i ≤ k, each j ≤ gap + 1 − k.
-    for k in 1..=gap {
-        let mut below = 0;
-        let mut above = 0;
-        for j in 1..=k {
-            below |= rows << j;
-        }
-        for j in 1..=(gap + 1 - k) {
-            above |= rows >> j;
-        }
-        out |= below & above & !rows;
-    }
-    out
-}
 
 /// Every row of a tile.
 pub(crate) const ALL_ROWS: Rows = Rows::MAX;
@@ -856,7 +834,7 @@ impl Tiled {
         let missing: Vec<(usize, Rows)> = missing
             .into_iter()
             .filter(|&(t, rows)| !w.covers(t, rows))
-            .map(|(t, rows)| (t, close_gaps(rows & !w.rows[t]) & !w.rows[t]))
+            .map(|(t, rows)| (t, rows & !w.rows[t]))
             .collect();
         if missing.is_empty() {
             return true;
@@ -973,6 +951,7 @@ impl Tiled {
                     origin: [x0 as i32, y0 as i32],
                     stride: MAP_TILE as usize,
                     clip: [x0 as i32, y0 as i32, x1 as i32, y1 as i32],
+                    rows: crate::raster::EVERY_ROW,
                 }
             };
             // Stores the drawn parts of `slice` held in `values` (rows of `stride` values from
@@ -1088,11 +1067,9 @@ impl Tiled {
                                     origin: [rect[0] as i32, rect[1] as i32],
                                     stride,
                                     clip: [x0, y0, x1, y1].map(|c| c as i32),
+                                    rows,
                                 };
-                                let runs = row_runs(rows, y1 - y0 + 1);
-                                rejected += drawer
-                                    .draw_collected(area, runs, &mut buf, scratch)
-                                    .rejected;
+                                rejected += drawer.draw_collected(area, &mut buf, scratch).rejected;
                             }
                             let mut drawn = tiles
                                 .iter()
@@ -1797,25 +1774,15 @@ mod tests {
         assert_eq!(map.stats(), after, "no pass once every real row is drawn");
     }
 
-    /// Gaps of at most `ROW_GAP` rows between rows asked for are filled, and nothing else;
-    /// the runs of a row mask are its set bits, each once, in order, within the length given.
+    /// The runs of a row mask are its set bits, each once, in order, within the length given.
     #[test]
-    fn gaps_are_closed_and_runs_found() {
+    fn runs_are_found() {
         let mut rng = penumbra_testkit::Rng::xorshift64(0x726f_7773);
-        for round in 0..2000 {
+        for _ in 0..2000 {
             let density = rng.f32_unit();
             let rows = (0..32).fold(0 as Rows, |m, k| {
                 m | Rows::from(rng.f32_unit() < density * density) << k
             });
-            let bit = |m: Rows, k: i32| (0..32).contains(&k) && m >> k & 1 != 0;
-            let closed = close_gaps(rows);
-            for k in 0..32 {
-                let want = bit(rows, k)
-                    || (1..=ROW_GAP as i32).any(|i| {
-                        bit(rows, k - i) && (1..=ROW_GAP as i32 + 1 - i).any(|j| bit(rows, k + j))
-                    });
-                assert_eq!(bit(closed, k), want, "round {round}: {rows:032b} row {k}");
-            }
             let len = rng.pick(&[1, 7, 31, 32]);
             let mut from_runs = 0u64;
             let mut last = None;
