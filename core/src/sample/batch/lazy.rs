@@ -260,47 +260,8 @@ impl KeyWriter<'_> {
         // r + 1, so the region's texel rows q0..=q1 (padded) fill entry rows q0..q1 whole and
         // one half of entry rows q0 − 1 (lower keys) and q1 (upper keys): each entry is
         // written once, from two rows of keys.
-        const RUN: u32 = 64;
-        let mut rows = [[0i32; RUN as usize]; 2];
-        let [above, below] = &mut rows;
-        let (mut above, mut below) = (above, below);
-        // The entry rows are a whole padded row of keys apart (16 KiB for a 2048² D32 map),
-        // too far for the hardware prefetcher: each row's first store would wait for its
-        // lines. Fetch the rows this loop writes two rows ahead.
-        let ahead = |r: usize| {
-            let first = 2 * (r * stride + x0 as usize + 2);
-            keys.prefetch(first, 2 * (x1 - x0 + 1) as usize);
-        };
-        let row_keys = |y: u32, x: u32, out: &mut [i32]| {
-            let start = level.offset(x, y, w, bpt);
-            pad.keymap
-                .keys_of_row(pad.format, level.range(start, out.len() * bpt), out);
-        };
-        let (q0, q1) = (y0 as usize + 2, y1 as usize + 2);
-        let mut x = x0;
-        while x <= x1 {
-            let len = (x1 - x + 1).min(RUN) as usize;
-            let first = x as usize + 2;
-            ahead(q0 - 1);
-            ahead(q0);
-            row_keys(y0, x, &mut above[..len]);
-            // SAFETY (each `put_entries`): these halves are this rectangle's (the caller's
-            // contract); q0 ≥ 2, and q1 < pairs = h + 3.
-            unsafe { keys.put_entries(q0 - 1, first, stride, None, Some(&above[..len])) };
-            for y in y0 + 1..=y1 {
-                let r = y as usize + 1;
-                ahead(r + 2);
-                row_keys(y, x, &mut below[..len]);
-                unsafe {
-                    keys.put_entries(r, first, stride, Some(&above[..len]), Some(&below[..len]))
-                };
-                std::mem::swap(&mut above, &mut below);
-            }
-            if q1 < pairs {
-                unsafe { keys.put_entries(q1, first, stride, Some(&above[..len]), None) };
-            }
-            x += len as u32;
-        }
+        // SAFETY: the caller's contract; the rectangle lies inside the level (checked).
+        unsafe { self.inside(level, [x0, y0, x1, y1]) };
         // The two pads on each side: each repeats some texel (WRAP: one far away; CLAMP,
         // MIRROR: the edge's) or is the border, which belongs to the nearest texel's region.
         let (cols_n, rows_n) = (stride, pad.rows.len());
@@ -341,6 +302,77 @@ impl KeyWriter<'_> {
             for p in x0 as usize + 2..=x1 as usize + 2 {
                 put(q, p, key_at(q, p));
             }
+        }
+    }
+
+    /// The inside positions of [`KeyWriter::refresh`]'s rectangle, a run of up to 64 texels of
+    /// every row at a time: with AVX-512 for one-f32 texels and 32-bit keys (a tiled D32 map's
+    /// key image), else the portable way.
+    ///
+    /// # Safety
+    /// As [`KeyWriter::refresh`]; the rectangle lies inside the level.
+    unsafe fn inside(&self, level: LevelBytes, [x0, y0, x1, y1]: [u32; 4]) {
+        let pad = self.pad;
+        let bpt = pad.format.bytes_per_texel();
+        let w = pad.width;
+        let stride = pad.cols.len();
+        let pairs = pad.rows.len() - 1;
+        let keys = self.keys;
+        let (q0, q1) = (y0 as usize + 2, y1 as usize + 2);
+        #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+        if let KeyPtr::I32(p, len) = keys
+            && pad.format.kind() == ComponentKind::Float32
+            && bpt == 4
+            && crate::cpu::CpuExtension::Avx512bw.is_supported()
+        {
+            // The last entry written (of entry row q1 < pairs, as y1 < h) lies in the image:
+            // every other lies before it.
+            let last = 2 * (q1.min(pairs - 1) * stride + x1 as usize + 2) + 1;
+            assert!(last < len, "key {last} of {len}");
+            // SAFETY: AVX-512 F is present; the entries written lie in the image (checked)
+            // and are this rectangle's (the caller's contract).
+            unsafe { float_inside_avx512(p, stride, pairs, level, [x0, y0, x1, y1], pad) };
+            return;
+        }
+        const RUN: u32 = 64;
+        let mut rows = [[0i32; RUN as usize]; 2];
+        let [above, below] = &mut rows;
+        let (mut above, mut below) = (above, below);
+        // The entry rows are a whole padded row of keys apart (16 KiB for a 2048² D32 map),
+        // too far for the hardware prefetcher: each row's first store would wait for its
+        // lines. Fetch the rows this loop writes two rows ahead.
+        let ahead = |r: usize| {
+            let first = 2 * (r * stride + x0 as usize + 2);
+            keys.prefetch(first, 2 * (x1 - x0 + 1) as usize);
+        };
+        let row_keys = |y: u32, x: u32, out: &mut [i32]| {
+            let start = level.offset(x, y, w, bpt);
+            pad.keymap
+                .keys_of_row(pad.format, level.range(start, out.len() * bpt), out);
+        };
+        let mut x = x0;
+        while x <= x1 {
+            let len = (x1 - x + 1).min(RUN) as usize;
+            let first = x as usize + 2;
+            ahead(q0 - 1);
+            ahead(q0);
+            row_keys(y0, x, &mut above[..len]);
+            // SAFETY (each `put_entries`): these halves are this rectangle's (the caller's
+            // contract); q0 ≥ 2, and q1 < pairs = h + 3.
+            unsafe { keys.put_entries(q0 - 1, first, stride, None, Some(&above[..len])) };
+            for y in y0 + 1..=y1 {
+                let r = y as usize + 1;
+                ahead(r + 2);
+                row_keys(y, x, &mut below[..len]);
+                unsafe {
+                    keys.put_entries(r, first, stride, Some(&above[..len]), Some(&below[..len]))
+                };
+                std::mem::swap(&mut above, &mut below);
+            }
+            if q1 < pairs {
+                unsafe { keys.put_entries(q1, first, stride, Some(&above[..len]), None) };
+            }
+            x += len as u32;
         }
     }
 }
@@ -457,5 +489,129 @@ impl CmpBatch {
             Keys::I32(v) => KeyPtr::I32(v.as_mut_ptr(), v.len()),
         };
         Some(KeyWriter { keys, pad })
+    }
+}
+
+/// [`KeyWriter::inside`] for texels of one f32 and 32-bit keys, sixteen texels at a time: a
+/// row's texels loaded, keyed as `KeyMap::keys_of_row` keys them (R6, R85: denormals and −0
+/// as +0, NaN as [`NAN_TEXEL`]), and interleaved with the row above's keys into whole entries
+/// (64-byte stores; masked ones for the entries' halves the rectangle owns alone and for a
+/// run's last texels).
+///
+/// # Safety
+/// AVX-512 F; `keys` holds every entry of entry rows `y0 + 1 ..= y1 + 2` (the last when
+/// below `pairs`) at padded columns `x0 + 2 ..= x1 + 2` of rows of `stride` entries, which no
+/// other thread reads or writes meanwhile; the rectangle lies inside the level.
+#[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+#[target_feature(enable = "avx512f")]
+unsafe fn float_inside_avx512(
+    keys: *mut i32,
+    stride: usize,
+    pairs: usize,
+    level: LevelBytes,
+    [x0, y0, x1, y1]: [u32; 4],
+    pad: &Padding,
+) {
+    use std::arch::x86_64::*;
+    let (xor, add) = (
+        _mm512_set1_epi32(pad.keymap.xor),
+        _mm512_set1_epi32(pad.keymap.add),
+    );
+    let w = pad.width;
+    // Entries k of a run's sixteen: the upper keys (row r) from `a`, the lower (row r + 1)
+    // from `b`, first and second eight.
+    let first_eight = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    let second_eight =
+        _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    // Each bit of an 8-bit entry mask doubled: the two keys of each entry.
+    let doubled = |m: u32| -> __mmask16 {
+        let mut d = 0u16;
+        for k in 0..8 {
+            if m >> k & 1 != 0 {
+                d |= 3 << (2 * k);
+            }
+        }
+        d
+    };
+    let key = |bits: __m512i| {
+        let abs = _mm512_and_si512(bits, _mm512_set1_epi32(0x7FFF_FFFF));
+        let flip = _mm512_srli_epi32::<1>(_mm512_srai_epi32::<31>(bits));
+        let k = _mm512_xor_si512(bits, flip);
+        let tiny = _mm512_cmplt_epi32_mask(abs, _mm512_set1_epi32(0x0080_0000));
+        let k = _mm512_maskz_mov_epi32(!tiny, k);
+        let k = _mm512_add_epi32(_mm512_xor_si512(k, xor), add);
+        let nan = _mm512_cmpgt_epi32_mask(abs, _mm512_set1_epi32(0x7F80_0000));
+        _mm512_mask_mov_epi32(k, nan, _mm512_set1_epi32(NAN_TEXEL))
+    };
+    const RUN: u32 = 64;
+    let (q0, q1) = (y0 as usize + 2, y1 as usize + 2);
+    let mut x = x0;
+    while x <= x1 {
+        let n = (x1 - x + 1).min(RUN) as usize;
+        let vectors = n.div_ceil(16);
+        let first = x as usize + 2;
+        // Per vector: the texels of the run it holds, and its entries' keys, both halves.
+        let mut lanes = [0u16; 4];
+        let mut halves = [[0u16; 2]; 4];
+        for v in 0..vectors {
+            let m = (u32::MAX >> (32 - (n - 16 * v).min(16))) as u16;
+            lanes[v] = m;
+            halves[v] = [doubled(u32::from(m) & 0xFF), doubled(u32::from(m) >> 8)];
+        }
+        let row = |y: u32| {
+            let start = level.offset(x, y, w, 4);
+            let bytes = level.range(start, 4 * n);
+            let mut out = [_mm512_setzero_si512(); 4];
+            for (v, o) in out.iter_mut().enumerate().take(vectors) {
+                // SAFETY: the lanes loaded lie in `bytes` (`n` texels).
+                *o = key(unsafe {
+                    _mm512_maskz_loadu_epi32(lanes[v], bytes.as_ptr().cast::<i32>().add(16 * v))
+                });
+            }
+            out
+        };
+        // Entry row r from the keys of padded rows r (`upper`) and r + 1 (`lower`); `half`:
+        // the lanes of the halves this rectangle owns.
+        let put = |r: usize, upper: &[__m512i; 4], lower: &[__m512i; 4], half: u16| {
+            let at = keys.wrapping_add(2 * (r * stride + first));
+            for v in 0..vectors {
+                let (a, b) = (upper[v], lower[v]);
+                // SAFETY: entries of this rectangle's entry rows and columns (the caller's
+                // contract), written by this thread alone.
+                unsafe {
+                    _mm512_mask_storeu_epi32(
+                        at.add(32 * v),
+                        halves[v][0] & half,
+                        _mm512_permutex2var_epi32(a, first_eight, b),
+                    );
+                    _mm512_mask_storeu_epi32(
+                        at.add(32 * v + 16),
+                        halves[v][1] & half,
+                        _mm512_permutex2var_epi32(a, second_eight, b),
+                    );
+                }
+            }
+        };
+        // Two rows ahead, as the portable writer fetches them.
+        let ahead = |r: usize| {
+            crate::cpu::prefetch_range(keys.wrapping_add(2 * (r * stride + first)).cast(), 8 * n)
+        };
+        ahead(q0 - 1);
+        ahead(q0);
+        let mut above = row(y0);
+        // Entry row q0 − 1: only its lower keys (row q0) are this rectangle's.
+        put(q0 - 1, &above, &above, 0xAAAA);
+        for y in y0 + 1..=y1 {
+            let r = y as usize + 1;
+            ahead(r + 2);
+            let below = row(y);
+            put(r, &above, &below, 0xFFFF);
+            above = below;
+        }
+        if q1 < pairs {
+            // Entry row q1: only its upper keys.
+            put(q1, &above, &above, 0x5555);
+        }
+        x += n as u32;
     }
 }
