@@ -92,8 +92,8 @@ pub fn depth_strip(tex: &Texture) -> GrayImage {
 }
 
 /// What the queries so far drew of a map: its slices side by side as [`depth_strip`] lays them
-/// out, the rows of texels drawn (those the queries' filter taps read, and gaps of a few rows
-/// between them) in warm tones over the depth's gray (near dark), everything
+/// out, the rows of texels drawn (those the queries' filter taps read) in warm tones over the
+/// depth's gray (near dark), everything
 /// never asked for dimmed in blue, and each tile that has rows drawn outlined in light blue
 /// ([`DRAWN_TILE_OUTLINE`], on its edge texels that are not drawn) and lighter inside, so that
 /// a few tiles show in a big map. A map drawn tile by tile shows the rows its queries' taps read

@@ -335,10 +335,13 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
     ) -> TileStats {
         crate::zone!("penumbra::raster::draw tile");
         let [x0, y0, x1, y1] = area.clip;
-        debug_assert!(y1 - y0 < 64, "a row mask over {:?}", area.clip);
-        let height = (y1 - y0 + 1).clamp(0, 64) as u32;
-        let rows = area.rows & (u64::MAX >> (64 - height.max(1)));
-        if rows == 0 || x0 > x1 {
+        if x0 > x1 || y0 > y1 {
+            return TileStats::default();
+        }
+        // Once a part: a mask reaches 64 rows at most.
+        assert!(y1 - y0 < 64, "a row mask over {:?}", area.clip);
+        let rows = area.rows & (u64::MAX >> (63 - (y1 - y0)));
+        if rows == 0 {
             return TileStats::default();
         }
         let (first, last) = (rows.trailing_zeros(), 63 - rows.leading_zeros());

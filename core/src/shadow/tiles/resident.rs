@@ -263,7 +263,7 @@ impl LayoutTargets<'_> {
 }
 
 /// The runs of set bits of `mask` among its first `len` bits: (first, last) of each, from bit 0.
-pub(super) fn row_runs(mask: u64, len: u32) -> impl Iterator<Item = (u32, u32)> + Clone {
+pub(super) fn row_runs(mask: u64, len: u32) -> impl Iterator<Item = (u32, u32)> {
     let mut m = if len >= 64 {
         mask
     } else {
