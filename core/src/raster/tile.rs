@@ -233,5 +233,5 @@ fn draw_tile(
             items: Some(c.tile_items(t)),
         })
         .collect();
-    draw::draw_tris(buf, Area::tile(grid.rect(t)), &batches, greater, ext)
+    draw::draw_tris(buf, Area::tile(grid.rect(t)), &batches, greater, ext, true)
 }

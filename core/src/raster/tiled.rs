@@ -206,7 +206,7 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
     ) -> TileStats {
         crate::zone!("penumbra::raster::draw tile");
         self.collect(area.clip, scratch, which);
-        let drawn = self.draw_batch(area, buf, &scratch.tris, None);
+        let drawn = self.draw_batch(area, buf, &scratch.tris, None, true);
         TileStats {
             pieces: scratch.tris.len() as u64,
             written: drawn.written,
@@ -361,7 +361,14 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
             rows: rows >> first,
             ..area
         };
-        let drawn = self.draw_batch(area, buf.reborrow(), &scratch.tris, Some(&scratch.items));
+        // (A tiled map counts no pixels: the count is left out.)
+        let drawn = self.draw_batch(
+            area,
+            buf.reborrow(),
+            &scratch.tris,
+            Some(&scratch.items),
+            false,
+        );
         TileStats {
             pieces: scratch.items.len() as u64,
             written: drawn.written,
@@ -369,12 +376,15 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
         }
     }
 
+    /// Draws `tris` (those `items` names) into `area` of `buf`; `count`: count the pixels
+    /// written.
     fn draw_batch(
         &self,
         area: Area,
         buf: TileBuf<'_>,
         tris: &[Tri],
         items: Option<&[u32]>,
+        count: bool,
     ) -> draw::Drawn {
         draw::draw_tris(
             buf,
@@ -382,6 +392,7 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
             &[draw::Batch { tris, items }],
             self.greater,
             CpuExtension::default(),
+            count,
         )
     }
 }

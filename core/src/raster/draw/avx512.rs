@@ -28,9 +28,10 @@ pub(super) unsafe fn draw(
     batches: &[Batch<'_>],
     greater: bool,
     coarse: &mut Coarse,
+    count: bool,
 ) -> u64 {
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,popcnt")]
-    fn each<S: Lanes16, const GREATER: bool>(
+    fn each<S: Lanes16, const GREATER: bool, const COUNT: bool>(
         buf: &mut [S],
         area: Area,
         batches: &[Batch<'_>],
@@ -46,9 +47,9 @@ pub(super) unsafe fn draw(
                 // SAFETY: AVX-512 is enabled here; `at` is a whole tile.
                 unsafe {
                     if t.plain {
-                        triangle::<S, true, GREATER>(at, area, t)
+                        triangle::<S, true, GREATER, COUNT>(at, area, t)
                     } else {
-                        triangle::<S, false, GREATER>(at, area, t)
+                        triangle::<S, false, GREATER, COUNT>(at, area, t)
                     }
                 }
             });
@@ -59,11 +60,15 @@ pub(super) unsafe fn draw(
         // SAFETY: AVX-512 F implies AVX2.
         return unsafe { avx2::draw(buf, area, batches, greater, coarse) };
     }
-    match (buf, greater) {
-        (TileBuf::F32(b), false) => each::<_, false>(b, area, batches, coarse),
-        (TileBuf::F32(b), true) => each::<_, true>(b, area, batches, coarse),
-        (TileBuf::U16(b), false) => each::<_, false>(b, area, batches, coarse),
-        (TileBuf::U16(b), true) => each::<_, true>(b, area, batches, coarse),
+    match (buf, greater, count) {
+        (TileBuf::F32(b), false, true) => each::<_, false, true>(b, area, batches, coarse),
+        (TileBuf::F32(b), true, true) => each::<_, true, true>(b, area, batches, coarse),
+        (TileBuf::U16(b), false, true) => each::<_, false, true>(b, area, batches, coarse),
+        (TileBuf::U16(b), true, true) => each::<_, true, true>(b, area, batches, coarse),
+        (TileBuf::F32(b), false, false) => each::<_, false, false>(b, area, batches, coarse),
+        (TileBuf::F32(b), true, false) => each::<_, true, false>(b, area, batches, coarse),
+        (TileBuf::U16(b), false, false) => each::<_, false, false>(b, area, batches, coarse),
+        (TileBuf::U16(b), true, false) => each::<_, true, false>(b, area, batches, coarse),
     }
 }
 
@@ -187,9 +192,10 @@ unsafe fn depth16<const PLAIN: bool>(zrow: __m512d, [t_lo, t_hi]: [__m512d; 2]) 
     }
 }
 
-/// Draws the part of `t` inside `area` into the tile at `buf`.
+/// Draws the part of `t` inside `area` into the tile at `buf`; returns the pixels written when
+/// `COUNT` (else any number: the caller drops it).
 #[inline(always)]
-unsafe fn triangle<S: Lanes16, const PLAIN: bool, const GREATER: bool>(
+unsafe fn triangle<S: Lanes16, const PLAIN: bool, const GREATER: bool, const COUNT: bool>(
     buf: *mut S,
     area: Area,
     t: &Tri,
@@ -205,9 +211,19 @@ unsafe fn triangle<S: Lanes16, const PLAIN: bool, const GREATER: bool>(
         // SAFETY: the caller's contract; the group arithmetic stays in the tile.
         return unsafe {
             if groups == 1 {
-                small::<S, PLAIN, GREATER, true>(buf, area, t, [xs, ys, xe, ye], xa, 1, e, sx, sy)
+                small::<S, PLAIN, GREATER, true, COUNT>(
+                    buf,
+                    area,
+                    t,
+                    [xs, ys, xe, ye],
+                    xa,
+                    1,
+                    e,
+                    sx,
+                    sy,
+                )
             } else {
-                small::<S, PLAIN, GREATER, false>(
+                small::<S, PLAIN, GREATER, false, COUNT>(
                     buf,
                     area,
                     t,
@@ -229,7 +245,13 @@ unsafe fn triangle<S: Lanes16, const PLAIN: bool, const GREATER: bool>(
 /// (xa, ys), which with the steps stay under 2³¹ over the whole part).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn small<S: Lanes16, const PLAIN: bool, const GREATER: bool, const ONE: bool>(
+unsafe fn small<
+    S: Lanes16,
+    const PLAIN: bool,
+    const GREATER: bool,
+    const ONE: bool,
+    const COUNT: bool,
+>(
     buf: *mut S,
     area: Area,
     t: &Tri,
@@ -288,7 +310,9 @@ unsafe fn small<S: Lanes16, const PLAIN: bool, const GREATER: bool, const ONE: b
                 let inside = !_mm512_movepi32_mask(any) & cols;
                 let d = depth16::<PLAIN>(zrow, term);
                 let pass = S::test_write16::<GREATER>(row.add(16 * g), d, inside);
-                written += u64::from(pass.count_ones());
+                if COUNT {
+                    written += u64::from(pass.count_ones());
+                }
                 for i in 0..3 {
                     ev[i] = _mm512_add_epi32(ev[i], group_step[i]);
                 }

@@ -432,7 +432,7 @@ const COARSE_AREA: i32 = 64;
 /// What [`draw_tris`] did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Drawn {
-    /// Pixels written.
+    /// Pixels written (0 where the caller did not ask for the count).
     pub written: u64,
     /// Triangle pieces skipped whole by the coarse depth test ([`Coarse`]).
     pub rejected: u64,
@@ -441,15 +441,17 @@ pub(crate) struct Drawn {
 /// Draws the triangles of `batches`, in order, into the part `area` of a tile with the LESS
 /// test (`greater`: GREATER) on the kernel of `ext` (the best one at or below it), skipping the
 /// pieces that the area's coarse depth shows cannot pass ([`Coarse`]; the same bits as drawing
-/// them).
+/// them). `count`: count the pixels written ([`Drawn::written`]; the AVX-512 kernel skips the
+/// count otherwise, a few of its instructions per sixteen pixels).
 pub(crate) fn draw_tris(
     buf: TileBuf<'_>,
     area: Area,
     batches: &[Batch<'_>],
     greater: bool,
     ext: CpuExtension,
+    count: bool,
 ) -> Drawn {
-    draw_tris_with(buf, area, batches, greater, ext, true)
+    draw_tris_with(buf, area, batches, greater, ext, true, count)
 }
 
 /// [`draw_tris`], with the coarse depth test on or off (for tests: the bits are the same).
@@ -460,6 +462,7 @@ pub(crate) fn draw_tris_with(
     greater: bool,
     ext: CpuExtension,
     coarse: bool,
+    count: bool,
 ) -> Drawn {
     assert!(
         area.fits(buf.len()),
@@ -479,11 +482,11 @@ pub(crate) fn draw_tris_with(
         Kernel::Avx2 => unsafe { avx2::draw(buf, area, batches, greater, c) },
         #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
         // SAFETY: `Kernel::of` chose AVX-512 only where the CPU has F, BW, VL, DQ and POPCNT.
-        Kernel::Avx512 => unsafe { avx512::draw(buf, area, batches, greater, c) },
+        Kernel::Avx512 => unsafe { avx512::draw(buf, area, batches, greater, c, count) },
         Kernel::Scalar => scalar::draw(buf, area, batches, greater, c),
     };
     Drawn {
-        written,
+        written: if count { written } else { 0 },
         rejected: coarse.rejected,
     }
 }

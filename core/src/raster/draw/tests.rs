@@ -137,7 +137,8 @@ fn compact_triangles_have_edges_in_32_bits_over_their_widened_bounds() {
 /// reach over the area without covering it, and small triangles in random
 /// order and depths, drawn with the test and without it on every kernel, LESS and GREATER, into
 /// a 32² tile of the tiled maps or a part of up to 2 × 2 of them (and a whole `TILE_SIZE`
-/// tile, which draws without it), give the same bits and the same count of pixels written —
+/// tile, which draws without it), give the same bits and the same count of pixels written
+/// (and the same bits without the count) —
 /// and the test does skip pieces. Half of the tiled maps' areas are drawn on some rows only
 /// (`Area::rows`): those rows hold what a draw of every row gives, the others stay cleared.
 #[test]
@@ -264,17 +265,32 @@ fn coarse_depth_skips_only_pieces_that_cannot_pass() {
         for ext in CpuExtension::supported() {
             let mut with = vec![clear; len];
             let mut without = vec![clear; len];
-            let a = draw_tris_with(TileBuf::F32(&mut with), area, &batches, greater, ext, true);
-            let b = draw_tris_with(
-                TileBuf::F32(&mut without),
-                area,
-                &batches,
-                greater,
-                ext,
-                false,
-            );
+            let draw = |buf: &mut [f32], coarse: bool, count: bool| {
+                draw_tris_with(
+                    TileBuf::F32(buf),
+                    area,
+                    &batches,
+                    greater,
+                    ext,
+                    coarse,
+                    count,
+                )
+            };
+            let a = draw(&mut with, true, true);
+            let b = draw(&mut without, false, true);
+            // Without the count of pixels written: the same bits, and no count.
+            let mut uncounted = vec![clear; len];
+            let u = draw(&mut uncounted, true, false);
             let what = format!("round {round}, {ext}, greater {greater}, {area:?}");
             assert_eq!(a.written, b.written, "{what}");
+            assert_eq!(u, super::Drawn { written: 0, ..a }, "{what}: uncounted");
+            assert!(
+                uncounted
+                    .iter()
+                    .zip(&with)
+                    .all(|(p, q)| p.to_bits() == q.to_bits()),
+                "{what}: the depths differ uncounted"
+            );
             assert_eq!(b.rejected, 0, "{what}");
             // Areas past `COARSE_AREA` (the full draw's tiles) are drawn without the test.
             let [x0, _, x1, _] = area.clip;
@@ -294,7 +310,15 @@ fn coarse_depth_skips_only_pieces_that_cannot_pass() {
                     rows: super::EVERY_ROW,
                     ..area
                 };
-                draw_tris_with(TileBuf::F32(&mut full), all, &batches, greater, ext, true);
+                draw_tris_with(
+                    TileBuf::F32(&mut full),
+                    all,
+                    &batches,
+                    greater,
+                    ext,
+                    true,
+                    true,
+                );
                 masked += 1;
                 for (k, (row, full_row)) in with
                     .chunks(area.stride)
