@@ -210,30 +210,11 @@ unsafe fn triangle<S: Lanes16, const PLAIN: bool, const GREATER: bool, const COU
     {
         // SAFETY: the caller's contract; the group arithmetic stays in the tile.
         return unsafe {
+            let (span, edges) = ([xs, ys, xe, ye], (e, sx, sy));
             if groups == 1 {
-                small::<S, PLAIN, GREATER, true, COUNT>(
-                    buf,
-                    area,
-                    t,
-                    [xs, ys, xe, ye],
-                    xa,
-                    1,
-                    e,
-                    sx,
-                    sy,
-                )
+                small::<S, PLAIN, GREATER, true, COUNT>(buf, area, t, span, xa, 1, edges)
             } else {
-                small::<S, PLAIN, GREATER, false, COUNT>(
-                    buf,
-                    area,
-                    t,
-                    [xs, ys, xe, ye],
-                    xa,
-                    groups,
-                    e,
-                    sx,
-                    sy,
-                )
+                small::<S, PLAIN, GREATER, false, COUNT>(buf, area, t, span, xa, groups, edges)
             }
         };
     }
@@ -244,7 +225,6 @@ unsafe fn triangle<S: Lanes16, const PLAIN: bool, const GREATER: bool, const COU
 /// All three edges for every centre of each group, in 32-bit lanes (`e`: the edge functions at
 /// (xa, ys), which with the steps stay under 2³¹ over the whole part).
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 unsafe fn small<
     S: Lanes16,
     const PLAIN: bool,
@@ -258,9 +238,7 @@ unsafe fn small<
     [xs, ys, xe, ye]: [i32; 4],
     xa: i32,
     groups: i32,
-    e: [i64; 3],
-    sx: [i64; 3],
-    sy: [i64; 3],
+    (e, sx, sy): ([i64; 3], [i64; 3], [i64; 3]),
 ) -> u64 {
     unsafe {
         let lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
