@@ -338,7 +338,7 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
         if x0 > x1 || y0 > y1 {
             return TileStats::default();
         }
-        // Once a part: a mask reaches 64 rows at most.
+        // (Checked once a part.) A row mask reaches 64 rows at most.
         assert!(y1 - y0 < 64, "a row mask over {:?}", area.clip);
         let rows = area.rows & (u64::MAX >> (63 - (y1 - y0)));
         if rows == 0 {

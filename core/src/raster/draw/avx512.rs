@@ -60,15 +60,28 @@ pub(super) unsafe fn draw(
         // SAFETY: AVX-512 F implies AVX2.
         return unsafe { avx2::draw(buf, area, batches, greater, coarse) };
     }
-    match (buf, greater, count) {
-        (TileBuf::F32(b), false, true) => each::<_, false, true>(b, area, batches, coarse),
-        (TileBuf::F32(b), true, true) => each::<_, true, true>(b, area, batches, coarse),
-        (TileBuf::U16(b), false, true) => each::<_, false, true>(b, area, batches, coarse),
-        (TileBuf::U16(b), true, true) => each::<_, true, true>(b, area, batches, coarse),
-        (TileBuf::F32(b), false, false) => each::<_, false, false>(b, area, batches, coarse),
-        (TileBuf::F32(b), true, false) => each::<_, true, false>(b, area, batches, coarse),
-        (TileBuf::U16(b), false, false) => each::<_, false, false>(b, area, batches, coarse),
-        (TileBuf::U16(b), true, false) => each::<_, true, false>(b, area, batches, coarse),
+    // The test and the count as constants of the loop.
+    fn pick<S: Lanes16>(
+        b: &mut [S],
+        area: Area,
+        batches: &[Batch<'_>],
+        coarse: &mut Coarse,
+        greater: bool,
+        count: bool,
+    ) -> u64 {
+        // SAFETY (each call): the caller's contract, AVX-512 F, BW, VL, DQ and POPCNT.
+        unsafe {
+            match (greater, count) {
+                (false, true) => each::<S, false, true>(b, area, batches, coarse),
+                (true, true) => each::<S, true, true>(b, area, batches, coarse),
+                (false, false) => each::<S, false, false>(b, area, batches, coarse),
+                (true, false) => each::<S, true, false>(b, area, batches, coarse),
+            }
+        }
+    }
+    match buf {
+        TileBuf::F32(b) => pick(b, area, batches, coarse, greater, count),
+        TileBuf::U16(b) => pick(b, area, batches, coarse, greater, count),
     }
 }
 

@@ -212,16 +212,26 @@ unsafe fn ref_key<const UNORM: bool>(k: &Splat, r: __m512) -> __m512i {
             let q = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), quantize8(k, hi));
             _mm512_add_epi32(_mm512_xor_si512(q, k.ref_xor), k.ref_add)
         } else {
-            let bits = _mm512_castps_si512(r);
-            let abs = _mm512_and_si512(bits, _mm512_set1_epi32(0x7FFF_FFFF));
-            let flip = _mm512_srli_epi32::<1>(_mm512_srai_epi32::<31>(bits));
-            let key = _mm512_xor_si512(bits, flip);
-            let tiny = _mm512_cmplt_epi32_mask(abs, _mm512_set1_epi32(0x0080_0000));
-            let key = _mm512_maskz_mov_epi32(!tiny, key);
-            let key = _mm512_add_epi32(_mm512_xor_si512(key, k.ref_xor), k.ref_add);
-            let nan = _mm512_cmpgt_epi32_mask(abs, _mm512_set1_epi32(0x7F80_0000));
-            _mm512_mask_mov_epi32(key, nan, _mm512_set1_epi32(NAN_REF))
+            float_keys(_mm512_castps_si512(r), k.ref_xor, k.ref_add, NAN_REF)
         }
+    }
+}
+
+/// The keys of sixteen f32s given by their `bits` (`scalar::float_key`: denormals and −0 as
+/// +0, R6, R85; negative values' magnitude bits flipped), then `(key ^ xor) + add`, and `nan`
+/// in the lanes of NaNs: the reference keys ([`NAN_REF`]), and a tiled map's texel keys
+/// ([`NAN_TEXEL`](super::NAN_TEXEL), `lazy::float_inside_avx512`).
+#[inline(always)]
+pub(super) unsafe fn float_keys(bits: __m512i, xor: __m512i, add: __m512i, nan: i32) -> __m512i {
+    unsafe {
+        let abs = _mm512_and_si512(bits, _mm512_set1_epi32(0x7FFF_FFFF));
+        let flip = _mm512_srli_epi32::<1>(_mm512_srai_epi32::<31>(bits));
+        let key = _mm512_xor_si512(bits, flip);
+        let tiny = _mm512_cmplt_epi32_mask(abs, _mm512_set1_epi32(0x0080_0000));
+        let key = _mm512_maskz_mov_epi32(!tiny, key);
+        let key = _mm512_add_epi32(_mm512_xor_si512(key, xor), add);
+        let is_nan = _mm512_cmpgt_epi32_mask(abs, _mm512_set1_epi32(0x7F80_0000));
+        _mm512_mask_mov_epi32(key, is_nan, _mm512_set1_epi32(nan))
     }
 }
 

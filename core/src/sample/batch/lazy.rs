@@ -533,16 +533,8 @@ unsafe fn float_inside_avx512(
         }
         d
     };
-    let key = |bits: __m512i| {
-        let abs = _mm512_and_si512(bits, _mm512_set1_epi32(0x7FFF_FFFF));
-        let flip = _mm512_srli_epi32::<1>(_mm512_srai_epi32::<31>(bits));
-        let k = _mm512_xor_si512(bits, flip);
-        let tiny = _mm512_cmplt_epi32_mask(abs, _mm512_set1_epi32(0x0080_0000));
-        let k = _mm512_maskz_mov_epi32(!tiny, k);
-        let k = _mm512_add_epi32(_mm512_xor_si512(k, xor), add);
-        let nan = _mm512_cmpgt_epi32_mask(abs, _mm512_set1_epi32(0x7F80_0000));
-        _mm512_mask_mov_epi32(k, nan, _mm512_set1_epi32(NAN_TEXEL))
-    };
+    // SAFETY: AVX-512 F is enabled here.
+    let key = |bits: __m512i| unsafe { super::avx512::float_keys(bits, xor, add, NAN_TEXEL) };
     const RUN: u32 = 64;
     let (q0, q1) = (y0 as usize + 2, y1 as usize + 2);
     let mut x = x0;
