@@ -1,18 +1,19 @@
 //! The AVX-512 kernel: sixteen pixels of a row at a time for the triangles whose part in the
 //! area is at most [`SMALL_GROUPS`] sixteen-pixel groups across (the common case: a tile of
 //! the map's tiled storage is two groups wide), with mask registers for coverage and for the
-//! depth test's writes and a bit count for the pixels written. Wider triangles, and areas
-//! whose rows are not a multiple of sixteen values, take the AVX2 kernel.
+//! depth test's writes and a bit count for the pixels written. Wider parts, and areas whose
+//! rows are not a multiple of sixteen values, take the AVX2 kernel.
 //!
-//! The arithmetic is the AVX2 kernel's lane for lane: all three 32-bit edge functions per
-//! centre (exact under the same per-triangle bound), the module's depth formula on f64 lanes
+//! The arithmetic is the AVX2 kernel's lane for lane: all three edge functions per centre, in
+//! 32-bit lanes where the per-triangle bound allows ([`Edges32`]) and else in 64-bit lanes
+//! ([`Edges64`]: large triangles), the module's depth formula on f64 lanes
 //! with the portable kernel's operations in the same order, the same clamping and UNORM16
 //! rounding, and the depth test keeping the stored value unless the new one passes — so the
 //! bits are the same.
 
 use std::arch::x86_64::*;
 
-use super::{Area, Batch, Coarse, TileBuf, Tri, avx2, edges_in_i32, groups_of, row_depth};
+use super::{Area, Batch, Coarse, TileBuf, Tri, avx2, edge_at, edges_in_i32, groups_of, row_depth};
 
 /// Triangles at most this many sixteen-pixel groups wide take this kernel.
 const SMALL_GROUPS: i32 = 4;
@@ -218,28 +219,39 @@ unsafe fn triangle<S: Lanes16, const PLAIN: bool, const GREATER: bool, const COU
     };
     // The last group of a row ends inside the buffer's row (`groups_of`).
     let (xa, groups) = groups_of(&area, xs, xe, 16);
-    if groups <= SMALL_GROUPS
-        && let Some((e, sx, sy)) = edges_in_i32(t, xa, ys, 16 * groups - 1, ye - ys)
-    {
-        // SAFETY: the caller's contract; the group arithmetic stays in the tile.
-        return unsafe {
-            let (span, edges) = ([xs, ys, xe, ye], (e, sx, sy));
-            if groups == 1 {
-                small::<S, PLAIN, GREATER, true, COUNT>(buf, area, t, span, xa, 1, edges)
-            } else {
-                small::<S, PLAIN, GREATER, false, COUNT>(buf, area, t, span, xa, groups, edges)
-            }
+    if groups <= SMALL_GROUPS {
+        let span = [xs, ys, xe, ye];
+        // SAFETY (both): the caller's contract; the group arithmetic stays in the tile.
+        return match edges_in_i32(t, xa, ys, 16 * groups - 1, ye - ys) {
+            Some(edges) => unsafe {
+                let edges = Edges32::new(edges);
+                if groups == 1 {
+                    small::<S, _, PLAIN, GREATER, true, COUNT>(buf, area, t, span, xa, 1, edges)
+                } else {
+                    small::<S, _, PLAIN, GREATER, false, COUNT>(
+                        buf, area, t, span, xa, groups, edges,
+                    )
+                }
+            },
+            // A large triangle: its edge functions over the part need 64 bits.
+            None => unsafe {
+                let edges = Edges64::new(t, xa, ys);
+                small::<S, _, PLAIN, GREATER, false, COUNT>(buf, area, t, span, xa, groups, edges)
+            },
         };
     }
     // SAFETY: as above (AVX-512 F implies AVX2; the area fits eight-pixel groups too).
     unsafe { avx2::triangle::<S, PLAIN, GREATER>(buf, area, t) }
 }
 
-/// All three edges for every centre of each group, in 32-bit lanes (`e`: the edge functions at
-/// (xa, ys), which with the steps stay under 2³¹ over the whole part).
+/// All three edges for every centre of each group (`row_ev`: at the part's first group of
+/// row ys; `group_step` and `row_step`: their steps from one group to the next and from one
+/// row to the next, in the lanes' width).
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 unsafe fn small<
     S: Lanes16,
+    E: EdgeLanes,
     const PLAIN: bool,
     const GREATER: bool,
     const ONE: bool,
@@ -251,22 +263,9 @@ unsafe fn small<
     [xs, ys, xe, ye]: [i32; 4],
     xa: i32,
     groups: i32,
-    (e, sx, sy): ([i64; 3], [i64; 3], [i64; 3]),
+    (mut row_ev, group_step, row_step): (E, [__m512i; 3], [__m512i; 3]),
 ) -> u64 {
     unsafe {
-        let lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-        // The edge functions at the first group of the row, and their steps from one group to
-        // the next and from one row to the next (wrapping: only values inside the checked range
-        // are ever used).
-        let mut row_ev = [_mm512_setzero_si512(); 3];
-        let mut group_step = [_mm512_setzero_si512(); 3];
-        let mut row_step = [_mm512_setzero_si512(); 3];
-        for i in 0..3 {
-            let lane_step = _mm512_mullo_epi32(lanes, _mm512_set1_epi32(sx[i] as i32));
-            row_ev[i] = _mm512_add_epi32(_mm512_set1_epi32(e[i] as i32), lane_step);
-            group_step[i] = _mm512_set1_epi32((sx[i] as i32).wrapping_mul(16));
-            row_step[i] = _mm512_set1_epi32(sy[i] as i32);
-        }
         // The lanes of each group inside the part's columns: from xs on in the first group, up
         // to xe in the last.
         let mut columns = [u16::MAX; SMALL_GROUPS as usize];
@@ -296,23 +295,128 @@ unsafe fn small<
                     .enumerate()
                     .take(if on { groups as usize } else { 0 })
             {
-                // Sign bits of e0 | e1 | e2: a centre outside some edge.
-                let any = _mm512_ternarylogic_epi32::<0xFE>(ev[0], ev[1], ev[2]);
-                let inside = !_mm512_movepi32_mask(any) & cols;
+                let inside = !ev.outside() & cols;
                 let d = depth16::<PLAIN>(zrow, term);
                 let pass = S::test_write16::<GREATER>(row.add(16 * g), d, inside);
                 if COUNT {
                     written += u64::from(pass.count_ones());
                 }
-                for i in 0..3 {
-                    ev[i] = _mm512_add_epi32(ev[i], group_step[i]);
-                }
+                ev = ev.step(group_step);
             }
-            for i in 0..3 {
-                row_ev[i] = _mm512_add_epi32(row_ev[i], row_step[i]);
-            }
+            row_ev = row_ev.step(row_step);
             row = row.add(area.stride);
         }
         written
+    }
+}
+
+/// The three edge functions of sixteen centres, in lanes wide enough for the triangle.
+trait EdgeLanes: Copy {
+    /// The centres outside some edge (a sign bit set in e0 | e1 | e2).
+    unsafe fn outside(self) -> u16;
+    /// The functions `by` further on (one step per edge, in the lanes' width).
+    unsafe fn step(self, by: [__m512i; 3]) -> Self;
+}
+
+/// One vector of sixteen 32-bit lanes per edge: for triangles whose edge functions over the
+/// part stay under 2³¹ ([`edges_in_i32`]).
+#[derive(Clone, Copy)]
+struct Edges32([__m512i; 3]);
+
+impl Edges32 {
+    /// The functions at the part's first group of its first row, from `edges_in_i32`'s values
+    /// there and steps along x and y; with the steps from one group and one row to the next
+    /// (wrapping: only values inside the checked range are ever used).
+    #[inline(always)]
+    unsafe fn new(
+        (e, sx, sy): ([i64; 3], [i64; 3], [i64; 3]),
+    ) -> (Edges32, [__m512i; 3], [__m512i; 3]) {
+        unsafe {
+            let lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+            let mut at = [_mm512_setzero_si512(); 3];
+            let mut group_step = [_mm512_setzero_si512(); 3];
+            let mut row_step = [_mm512_setzero_si512(); 3];
+            for i in 0..3 {
+                let lane_step = _mm512_mullo_epi32(lanes, _mm512_set1_epi32(sx[i] as i32));
+                at[i] = _mm512_add_epi32(_mm512_set1_epi32(e[i] as i32), lane_step);
+                group_step[i] = _mm512_set1_epi32((sx[i] as i32).wrapping_mul(16));
+                row_step[i] = _mm512_set1_epi32(sy[i] as i32);
+            }
+            (Edges32(at), group_step, row_step)
+        }
+    }
+}
+
+impl EdgeLanes for Edges32 {
+    #[inline(always)]
+    unsafe fn outside(self) -> u16 {
+        let [e0, e1, e2] = self.0;
+        unsafe { _mm512_movepi32_mask(_mm512_ternarylogic_epi32::<0xFE>(e0, e1, e2)) }
+    }
+
+    #[inline(always)]
+    unsafe fn step(self, by: [__m512i; 3]) -> Edges32 {
+        let mut e = self.0;
+        for (v, &d) in e.iter_mut().zip(&by) {
+            *v = unsafe { _mm512_add_epi32(*v, d) };
+        }
+        Edges32(e)
+    }
+}
+
+/// Two vectors of eight 64-bit lanes per edge (centres 0–7 and 8–15): for a large triangle,
+/// whose steps across a part reach 2³¹; they hold the portable kernel's 64-bit edge functions
+/// exactly. (Such triangles took the AVX2 kernel's exact row runs eight pixels at a time, and
+/// in a flight frame cost as much as all the small ones.)
+#[derive(Clone, Copy)]
+struct Edges64([[__m512i; 2]; 3]);
+
+impl Edges64 {
+    /// The functions of `t` at the centres from (x, y) on, with their steps from one group and
+    /// one row to the next.
+    #[inline(always)]
+    unsafe fn new(t: &Tri, x: i32, y: i32) -> (Edges64, [__m512i; 3], [__m512i; 3]) {
+        unsafe {
+            let lanes = [
+                _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7),
+                _mm512_setr_epi64(8, 9, 10, 11, 12, 13, 14, 15),
+            ];
+            let mut at = [[_mm512_setzero_si512(); 2]; 3];
+            let mut group_step = [_mm512_setzero_si512(); 3];
+            let mut row_step = [_mm512_setzero_si512(); 3];
+            for i in 0..3 {
+                let (e, sx, sy) = edge_at(t, i, x, y);
+                for (v, &k) in at[i].iter_mut().zip(&lanes) {
+                    let lane_step = _mm512_mullo_epi64(k, _mm512_set1_epi64(sx));
+                    *v = _mm512_add_epi64(_mm512_set1_epi64(e), lane_step);
+                }
+                group_step[i] = _mm512_set1_epi64(sx.wrapping_mul(16));
+                row_step[i] = _mm512_set1_epi64(sy);
+            }
+            (Edges64(at), group_step, row_step)
+        }
+    }
+}
+
+impl EdgeLanes for Edges64 {
+    #[inline(always)]
+    unsafe fn outside(self) -> u16 {
+        let [[a0, b0], [a1, b1], [a2, b2]] = self.0;
+        unsafe {
+            let lo = _mm512_movepi64_mask(_mm512_ternarylogic_epi64::<0xFE>(a0, a1, a2));
+            let hi = _mm512_movepi64_mask(_mm512_ternarylogic_epi64::<0xFE>(b0, b1, b2));
+            u16::from(lo) | u16::from(hi) << 8
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn step(self, by: [__m512i; 3]) -> Edges64 {
+        let mut e = self.0;
+        for (halves, &d) in e.iter_mut().zip(&by) {
+            for v in halves {
+                *v = unsafe { _mm512_add_epi64(*v, d) };
+            }
+        }
+        Edges64(e)
     }
 }
