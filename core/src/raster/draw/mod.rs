@@ -514,7 +514,9 @@ fn edge_at(t: &Tri, i: usize, x: i32, y: i32) -> (i64, i64, i64) {
 
 /// The three edge functions of `t` at the centre of pixel (x, y) and their steps along x and
 /// y ([`edge_at`]), when every value they take over `across` further pixels of a row and `down`
-/// further rows stays under 2³¹ in magnitude, so that 32-bit lanes hold them exactly.
+/// further rows stays under 2³¹ in magnitude, so that 32-bit lanes hold them exactly. An edge
+/// that is ≥ 0 over that whole rectangle is given as a constant 0 (same coverage), so a large
+/// triangle fits wherever its other edges' values do.
 #[cfg_attr(
     not(all(target_arch = "x86_64", not(feature = "force-scalar"))),
     allow(dead_code)
@@ -535,13 +537,26 @@ fn edges_in_i32(
     }
     // Every value over the kernels' groups of a compact triangle is under 2³¹
     // (`Tri::compact`): no check.
-    let fits = t.compact
-        || (0..3).all(|i| {
-            let reach = e[i].unsigned_abs()
-                + u64::from(across.unsigned_abs()) * sx[i].unsigned_abs()
-                + u64::from(down.unsigned_abs()) * sy[i].unsigned_abs();
-            reach <= i32::MAX as u64
-        });
+    if t.compact {
+        return Some((e, sx, sy));
+    }
+    let (across, down) = (i64::from(across), i64::from(down));
+    for i in 0..3 {
+        // An edge whose smallest value over the rectangle (at a corner: the function is
+        // linear) is ≥ 0 covers all of it: a constant 0 tests the same. Large triangles
+        // cross most rectangles they reach with one edge or two, and the other edges'
+        // values there can be far past 2³¹.
+        let least = e[i] + (sx[i] * across).min(0) + (sy[i] * down).min(0);
+        if least >= 0 {
+            (e[i], sx[i], sy[i]) = (0, 0, 0);
+        }
+    }
+    let fits = (0..3).all(|i| {
+        let reach = e[i].unsigned_abs()
+            + across.unsigned_abs() * sx[i].unsigned_abs()
+            + down.unsigned_abs() * sy[i].unsigned_abs();
+        reach <= i32::MAX as u64
+    });
     fits.then_some((e, sx, sy))
 }
 
