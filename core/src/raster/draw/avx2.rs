@@ -241,7 +241,7 @@ pub(super) unsafe fn triangle<S: Lanes, const PLAIN: bool, const GREATER: bool>(
     // The last group of a row ends inside the buffer's row (`groups_of`).
     let (xa, groups) = groups_of(&area, xs, xe, 8);
     if groups <= SMALL_GROUPS
-        && let Some((e, sx, sy)) = edges_in_i32(t, xa, ys, 8 * groups - 1, ye - ys)
+        && let Ok((e, sx, sy)) = edges_in_i32(t, xa, ys, 8 * groups - 1, ye - ys)
     {
         // SAFETY: the caller's contract; the group arithmetic stays in the tile.
         return unsafe {

@@ -13,7 +13,7 @@
 
 use std::arch::x86_64::*;
 
-use super::{Area, Batch, Coarse, TileBuf, Tri, avx2, edge_at, edges_in_i32, groups_of, row_depth};
+use super::{Area, Batch, Coarse, Edges, TileBuf, Tri, avx2, edges_in_i32, groups_of, row_depth};
 
 /// Triangles at most this many sixteen-pixel groups wide take this kernel.
 const SMALL_GROUPS: i32 = 4;
@@ -223,7 +223,7 @@ unsafe fn triangle<S: Lanes16, const PLAIN: bool, const GREATER: bool, const COU
         let span = [xs, ys, xe, ye];
         // SAFETY (both): the caller's contract; the group arithmetic stays in the tile.
         return match edges_in_i32(t, xa, ys, 16 * groups - 1, ye - ys) {
-            Some(edges) => unsafe {
+            Ok(edges) => unsafe {
                 let edges = Edges32::new(edges);
                 if groups == 1 {
                     small::<S, _, PLAIN, GREATER, true, COUNT>(buf, area, t, span, xa, 1, edges)
@@ -234,8 +234,8 @@ unsafe fn triangle<S: Lanes16, const PLAIN: bool, const GREATER: bool, const COU
                 }
             },
             // A large triangle: its edge functions over the part need 64 bits.
-            None => unsafe {
-                let edges = Edges64::new(t, xa, ys);
+            Err(edges) => unsafe {
+                let edges = Edges64::new(edges);
                 small::<S, _, PLAIN, GREATER, false, COUNT>(buf, area, t, span, xa, groups, edges)
             },
         };
@@ -328,9 +328,7 @@ impl Edges32 {
     /// there and steps along x and y; with the steps from one group and one row to the next
     /// (wrapping: only values inside the checked range are ever used).
     #[inline(always)]
-    unsafe fn new(
-        (e, sx, sy): ([i64; 3], [i64; 3], [i64; 3]),
-    ) -> (Edges32, [__m512i; 3], [__m512i; 3]) {
+    unsafe fn new((e, sx, sy): Edges) -> (Edges32, [__m512i; 3], [__m512i; 3]) {
         unsafe {
             let lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
             let mut at = [_mm512_setzero_si512(); 3];
@@ -372,10 +370,10 @@ impl EdgeLanes for Edges32 {
 struct Edges64([[__m512i; 2]; 3]);
 
 impl Edges64 {
-    /// The functions of `t` at the centres from (x, y) on, with their steps from one group and
-    /// one row to the next.
+    /// The functions at the part's first group of its first row, from `edges_in_i32`'s values
+    /// there and steps along x and y; with the steps from one group and one row to the next.
     #[inline(always)]
-    unsafe fn new(t: &Tri, x: i32, y: i32) -> (Edges64, [__m512i; 3], [__m512i; 3]) {
+    unsafe fn new((e, sx, sy): Edges) -> (Edges64, [__m512i; 3], [__m512i; 3]) {
         unsafe {
             let lanes = [
                 _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7),
@@ -385,13 +383,12 @@ impl Edges64 {
             let mut group_step = [_mm512_setzero_si512(); 3];
             let mut row_step = [_mm512_setzero_si512(); 3];
             for i in 0..3 {
-                let (e, sx, sy) = edge_at(t, i, x, y);
                 for (v, &k) in at[i].iter_mut().zip(&lanes) {
-                    let lane_step = _mm512_mullo_epi64(k, _mm512_set1_epi64(sx));
-                    *v = _mm512_add_epi64(_mm512_set1_epi64(e), lane_step);
+                    let lane_step = _mm512_mullo_epi64(k, _mm512_set1_epi64(sx[i]));
+                    *v = _mm512_add_epi64(_mm512_set1_epi64(e[i]), lane_step);
                 }
-                group_step[i] = _mm512_set1_epi64(sx.wrapping_mul(16));
-                row_step[i] = _mm512_set1_epi64(sy);
+                group_step[i] = _mm512_set1_epi64(sx[i].wrapping_mul(16));
+                row_step[i] = _mm512_set1_epi64(sy[i]);
             }
             (Edges64(at), group_step, row_step)
         }

@@ -514,21 +514,16 @@ fn edge_at(t: &Tri, i: usize, x: i32, y: i32) -> (i64, i64, i64) {
 
 /// The three edge functions of `t` at the centre of pixel (x, y) and their steps along x and
 /// y ([`edge_at`]), when every value they take over `across` further pixels of a row and `down`
-/// further rows stays under 2³¹ in magnitude, so that 32-bit lanes hold them exactly. An edge
-/// that is ≥ 0 over that whole rectangle is given as a constant 0 (same coverage), so a large
-/// triangle fits wherever its other edges' values do.
+/// further rows stays under 2³¹ in magnitude, so that 32-bit lanes hold them exactly (`Ok`;
+/// else `Err` with the same 64-bit values). An edge that is ≥ 0 over that whole rectangle is
+/// given as a constant 0 (same coverage), so a large triangle fits wherever its other edges'
+/// values do.
 #[cfg_attr(
     not(all(target_arch = "x86_64", not(feature = "force-scalar"))),
     allow(dead_code)
 )]
 #[inline(always)]
-fn edges_in_i32(
-    t: &Tri,
-    x: i32,
-    y: i32,
-    across: i32,
-    down: i32,
-) -> Option<([i64; 3], [i64; 3], [i64; 3])> {
+fn edges_in_i32(t: &Tri, x: i32, y: i32, across: i32, down: i32) -> Result<Edges, Edges> {
     let mut e = [0i64; 3];
     let mut sx = [0i64; 3];
     let mut sy = [0i64; 3];
@@ -538,7 +533,7 @@ fn edges_in_i32(
     // Every value over the kernels' groups of a compact triangle is under 2³¹
     // (`Tri::compact`): no check.
     if t.compact {
-        return Some((e, sx, sy));
+        return Ok((e, sx, sy));
     }
     let (across, down) = (i64::from(across), i64::from(down));
     for i in 0..3 {
@@ -557,8 +552,15 @@ fn edges_in_i32(
             + down.unsigned_abs() * sy[i].unsigned_abs();
         reach <= i32::MAX as u64
     });
-    fits.then_some((e, sx, sy))
+    if fits {
+        Ok((e, sx, sy))
+    } else {
+        Err((e, sx, sy))
+    }
 }
+
+/// Three edge functions at a pixel centre, and their steps along x and along y.
+type Edges = ([i64; 3], [i64; 3], [i64; 3]);
 
 /// The depth of `t` at the start of row `y`, before the x term (see the module docs).
 #[inline(always)]
