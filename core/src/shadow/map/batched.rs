@@ -411,6 +411,12 @@ pub(crate) struct Sorted {
     scalar: Vec<(Coord, usize, f32)>,
     /// Which slices have a batch ([`ShadowMap::batched_slices`]).
     batched: Vec<bool>,
+    /// Per slice, the first and the last tap of each grid of taps ([`ShadowMap::sort_grid`]):
+    /// `[u first, v first, u last, v last]`, flushed as the taps are.
+    corners: Vec<Vec<[f32; 4]>>,
+    /// Per slice, whether every batched lookup came in a grid with finite corners: the tiles
+    /// the slice's lookups read are then those of the corners' rectangles.
+    by_corners: Vec<bool>,
 }
 
 impl Sorted {
@@ -428,6 +434,9 @@ impl Sorted {
             refs.reserve(n);
         }
         self.route.reserve(self.route.len().saturating_mul(times));
+        for corners in &mut self.corners {
+            corners.reserve(corners.len().saturating_mul(times));
+        }
     }
 }
 
@@ -586,6 +595,8 @@ impl ShadowMap {
             route: Vec::new(),
             scalar: Vec::new(),
             batched,
+            corners: vec![Vec::new(); slices],
+            by_corners: vec![true; slices],
         }
     }
 
@@ -604,28 +615,61 @@ impl ShadowMap {
     /// filter's taps round one point) are routed together: their slice once, then each tap
     /// flushed and pushed.
     pub(crate) fn sort_more(&self, sorted: &mut Sorted, taps: &[Vec3], depth: f32) {
-        let Some(first) = taps.first() else {
+        if let Some(s) = self.sort_on_one_slice(sorted, taps, depth) {
+            sorted.by_corners[s] = false;
             return;
-        };
-        if !self.cube && taps.iter().all(|t| t.z.to_bits() == first.z.to_bits()) {
-            // `route` of a 2D lookup: the slice depends on the flushed z alone.
-            let z = Coord([0.0, 0.0, first.z, 0.0]).flushed().0[2];
-            let s = slice_2d(z, &sorted.batched);
-            if has_batch(s, &sorted.batched) {
-                let uv = &mut sorted.uv[s];
-                uv.extend(taps.iter().map(|t| {
-                    let [x, y, ..] = Coord([t.x, t.y, 0.0, 0.0]).flushed().0;
-                    [x, y]
-                }));
-                let n = taps.len();
-                sorted.refs[s].extend(std::iter::repeat_n(depth, n));
-                sorted.route.extend(std::iter::repeat_n(s as u16, n));
-                return;
-            }
         }
         for c in taps {
             self.sort_one(sorted, c, depth, 0);
         }
+    }
+
+    /// [`ShadowMap::sort_more`] of taps that form a grid: rows of taps on one 2D slice, u
+    /// growing along a row and v from row to row, each tap's 2×2 footprint (R27) meeting its
+    /// neighbours' (as the Castaño filter's nine taps do). The texels they read are then the
+    /// rectangle from the first tap's first texels to the last tap's second ones, and their
+    /// tiles are marked from it ([`Tiled::need_2d_corners`]) rather than tap by tap. Routed
+    /// exactly as `sort_more` routes them.
+    pub(crate) fn sort_grid(&self, sorted: &mut Sorted, taps: &[Vec3], depth: f32) {
+        let Some(s) = self.sort_on_one_slice(sorted, taps, depth) else {
+            for c in taps {
+                self.sort_one(sorted, c, depth, 0);
+            }
+            return;
+        };
+        let uv = &sorted.uv[s];
+        let (first, last) = (uv[uv.len() - taps.len()], uv[uv.len() - 1]);
+        let corners = [first[0], first[1], last[0], last[1]];
+        if corners.iter().all(|c| c.is_finite()) {
+            sorted.corners[s].push(corners);
+        } else {
+            sorted.by_corners[s] = false;
+        }
+    }
+
+    /// `sort_more`'s shortcut: taps on one 2D slice that has a batch, routed together (their
+    /// slice once, then each tap flushed and pushed). Returns the slice, or `None` with
+    /// nothing routed when the taps do not qualify.
+    fn sort_on_one_slice(&self, sorted: &mut Sorted, taps: &[Vec3], depth: f32) -> Option<usize> {
+        let first = taps.first()?;
+        if self.cube || taps.iter().any(|t| t.z.to_bits() != first.z.to_bits()) {
+            return None;
+        }
+        // `route` of a 2D lookup: the slice depends on the flushed z alone.
+        let z = Coord([0.0, 0.0, first.z, 0.0]).flushed().0[2];
+        let s = slice_2d(z, &sorted.batched);
+        if !has_batch(s, &sorted.batched) {
+            return None;
+        }
+        let uv = &mut sorted.uv[s];
+        uv.extend(taps.iter().map(|t| {
+            let [x, y, ..] = Coord([t.x, t.y, 0.0, 0.0]).flushed().0;
+            [x, y]
+        }));
+        let n = taps.len();
+        sorted.refs[s].extend(std::iter::repeat_n(depth, n));
+        sorted.route.extend(std::iter::repeat_n(s as u16, n));
+        Some(s)
     }
 
     /// Routes one lookup after those `sorted` holds; `hint`: how many lookups the call
@@ -644,6 +688,7 @@ impl ShadowMap {
                 sorted.uv[s].push(at);
                 sorted.refs[s].push(r);
                 sorted.route.push(s as u16);
+                sorted.by_corners[s] = false;
             }
             Route::Scalar(coord) => {
                 sorted.scalar.push((coord, i, r));
@@ -656,7 +701,9 @@ impl ShadowMap {
     fn mark(&self, t: &Tiled, needs: &mut Needs, sorted: &Sorted) {
         crate::zone!("penumbra::shadow::mark tiles");
         for (s, list) in sorted.uv.iter().enumerate() {
-            t.need_2d_taps(needs, s, list);
+            if !(sorted.by_corners[s] && t.need_2d_corners(needs, s, &sorted.corners[s])) {
+                t.need_2d_taps(needs, s, list);
+            }
         }
         for (coord, ..) in &sorted.scalar {
             self.need_coord(t, needs, coord);
@@ -695,7 +742,7 @@ mod tests {
     }
 
     /// Taps routed a filter's worth at a time as the batched PBR filters record them
-    /// (`sort_more`: one slice for a group on one 2D slice) sort exactly as all of them routed
+    /// (`sort_more` or `sort_grid`: one slice for a group on one 2D slice) sort exactly as all of them routed
     /// at once (`sort_lookups`): the same slices, flushed positions, references and scalar
     /// lookups, in the same order. Groups on one slice, on several, on slices past the array
     /// or NaN, with denormal, −0 and non-finite coordinates; a cascaded map, a cube map and a
@@ -755,7 +802,12 @@ mod tests {
                         Vec3::new(coord(&mut rng), coord(&mut rng), z)
                     })
                     .collect();
-                map.sort_more(&mut sorted, &group, depth);
+                // `sort_grid` routes as `sort_more` does (it only adds corners).
+                if rng.below_mod(2) == 0 {
+                    map.sort_grid(&mut sorted, &group, depth);
+                } else {
+                    map.sort_more(&mut sorted, &group, depth);
+                }
                 refs.extend(std::iter::repeat_n(depth, group.len()));
                 taps.extend(group);
             }

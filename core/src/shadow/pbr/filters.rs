@@ -25,6 +25,13 @@ pub(super) trait Lookups {
         true
     }
 
+    /// [`Lookups::compare_many`] of taps on one slice that form a grid, as
+    /// [`ShadowMap::sort_grid`] describes (the Castaño filter's): recorded with the corners
+    /// that mark their tiles at once.
+    fn compare_grid(&mut self, map: &ShadowMap, taps: &[Vec3], depth: f32, out: &mut [f32]) {
+        self.compare_many(map, taps, depth, out);
+    }
+
     /// One comparison.
     fn compare(&mut self, map: &ShadowMap, tap: Vec3, depth: f32) -> f32 {
         let mut r = [0.0];
@@ -53,6 +60,11 @@ pub(super) struct Record(pub(super) Sorted);
 impl Lookups for Record {
     fn compare_many(&mut self, map: &ShadowMap, taps: &[Vec3], depth: f32, out: &mut [f32]) {
         map.sort_more(&mut self.0, taps, depth);
+        out[..taps.len()].fill(0.0);
+    }
+
+    fn compare_grid(&mut self, map: &ShadowMap, taps: &[Vec3], depth: f32, out: &mut [f32]) {
+        map.sort_grid(&mut self.0, taps, depth);
         out[..taps.len()].fill(0.0);
     }
 }
@@ -280,7 +292,8 @@ pub(super) fn castano_thirteen(
         taps = castano_taps(base, inv, slice, [s, t], uw, vw);
     }
     let mut r = [0.0; 9];
-    lookups.compare_many(map, &taps, depth, &mut r);
+    // Three rows of three taps, u and v growing (see `castano_taps`).
+    lookups.compare_grid(map, &taps, depth, &mut r);
     let mut sum = 0.0;
     for j in 0..3 {
         for i in 0..3 {
@@ -291,9 +304,13 @@ pub(super) fn castano_thirteen(
 }
 
 /// The nine tap positions of [`castano_thirteen`] (slice `slice`) from its texel-grid `base`
-/// (already scaled by `inv` = 1 / map size), the fractions `s`, `t` and the weights.
+/// (already scaled by `inv` = 1 / map size), the fractions `s`, `t` and the weights: three
+/// rows of three, u and v growing. For `s` in [0, 1) the offsets on an axis lie in
+/// [−1.25, −1], [3/7, 4/7] and [2, 2.25] texels, so f32 rounding keeps them in order and
+/// neighbouring taps are at most 1.75 texels apart: their 2×2 footprints meet, and the taps
+/// form the grid `ShadowMap::sort_grid` asks for.
 #[inline(always)]
-fn castano_taps(
+pub(super) fn castano_taps(
     base: Vec2,
     inv: f32,
     slice: usize,

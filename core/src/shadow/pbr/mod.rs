@@ -655,6 +655,46 @@ mod tests {
         assert!(mid > 0.0 && mid < 1.0, "{mid}");
     }
 
+    /// The Castaño filter's nine taps form the grid `ShadowMap::sort_grid` takes: three rows
+    /// of the same three u, the same three v down each column, both growing, neighbours
+    /// less than two texels apart (their 2×2 footprints meet) — for fractions from 0 to just
+    /// under 1 and texel-grid bases over a 2048² map and off it.
+    #[test]
+    fn castano_taps_form_a_grid_whose_footprints_meet() {
+        let mut rng = penumbra_testkit::Rng::xorshift64(0x6361_7374);
+        for size in [32.0f32, 2048.0] {
+            let inv = 1.0 / size;
+            for round in 0..2000 {
+                let fraction = |rng: &mut penumbra_testkit::Rng| match rng.below_mod(4) {
+                    0 => 0.0,
+                    1 => 1.0 - f32::EPSILON / 2.0,
+                    _ => rng.f32_unit(),
+                };
+                let (s, t) = (fraction(&mut rng), fraction(&mut rng));
+                let base = Vec2::new(
+                    (rng.f32_in(-4.0, size + 4.0).floor() - 0.5) * inv,
+                    (rng.f32_in(-4.0, size + 4.0).floor() - 0.5) * inv,
+                );
+                let uw = [4.0 - 3.0 * s, 7.0, 1.0 + 3.0 * s];
+                let vw = [4.0 - 3.0 * t, 7.0, 1.0 + 3.0 * t];
+                let taps = filters::castano_taps(base, inv, 1, [s, t], uw, vw);
+                for k in 0..9 {
+                    let (i, j) = (k % 3, k / 3);
+                    assert_eq!(taps[k].x, taps[i].x, "round {round}: column {i}");
+                    assert_eq!(taps[k].y, taps[3 * j].y, "round {round}: row {j}");
+                    if i > 0 {
+                        let gap = (taps[k].x - taps[k - 1].x) * size;
+                        assert!((0.0..2.0).contains(&gap), "round {round}: u gap {gap}");
+                    }
+                    if j > 0 {
+                        let gap = (taps[k].y - taps[k - 3].y) * size;
+                        assert!((0.0..2.0).contains(&gap), "round {round}: v gap {gap}");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn temporal_rotation_follows_the_shader_matrix() {
         // mat2x2(m.y, −m.x, m.x, m.y) has columns (cos, −sin) and (sin, cos).

@@ -605,6 +605,54 @@ impl Tiled {
         self.clamped_taps(needs, slice, taps);
     }
 
+    /// Marks the tiles and rows of texel rectangles of `slice`, each given by the first and
+    /// the last tap of a grid of taps (`[u first, v first, u last, v last]`, finite; see
+    /// `ShadowMap::sort_grid`): from the first tap's first texels to the last tap's second
+    /// ones, as [`Tiled::need_2d_taps`] of all the grid's taps would mark them when their
+    /// footprints meet. The texel of a tap is a non-decreasing function of its coordinate,
+    /// clamp included, so the corners bound every tap of the grid. Returns false, marking
+    /// nothing, on a map whose axes wrap (there a grid's taps need not be ordered so).
+    pub(crate) fn need_2d_corners(
+        &self,
+        needs: &mut Needs,
+        slice: usize,
+        corners: &[[f32; 4]],
+    ) -> bool {
+        if self.wrap[0] || self.wrap[1] {
+            return false;
+        }
+        if slice >= self.view_proj.len() {
+            return true;
+        }
+        let n = self.resolution as f32;
+        let base = slice * self.per_slice();
+        let row = self.tiles as usize;
+        let mut before = None;
+        for &[u0, v0, u1, v1] in corners {
+            // The same arithmetic as `clamped_taps`, on the corners.
+            let rect = (
+                self.clamped_span(u0 * n - 0.5).0 / MAP_TILE,
+                self.clamped_span(u1 * n - 0.5).1 / MAP_TILE,
+                self.clamped_span(v0 * n - 0.5).0,
+                self.clamped_span(v1 * n - 0.5).1,
+            );
+            if before == Some(rect) {
+                continue;
+            }
+            before = Some(rect);
+            let (x0, x1, y0, y1) = rect;
+            for ty in y0 / MAP_TILE..=y1 / MAP_TILE {
+                let top = ty * MAP_TILE;
+                let (lo, hi) = (y0.max(top) - top, y1.min(top + MAP_TILE - 1) - top);
+                let rows: Rows = (Rows::MAX >> (Rows::BITS - 1 - (hi - lo))) << lo;
+                for tx in x0..=x1 {
+                    needs.set(base + ty as usize * row + tx as usize, rows);
+                }
+            }
+        }
+        true
+    }
+
     /// Texels t₀ and t₀ + 1 on an axis that does not wrap, clamped to the map (the texels of
     /// `axis_tiles`), for a tap whose `fl(U'·N) − 0.5` is `x` and whose coordinate is finite
     /// (`x` is then finite or infinite). Past ±2¹⁶ every first texel lies off the map
@@ -1742,6 +1790,64 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A grid's corners mark what its taps mark one by one: grids of 1–4 × 1–4 taps on
+    /// clamped and bordered maps, their neighbours up to 1.95 texels apart (footprints that
+    /// meet), near R27's rounding points, tile edges and the map's edges and beyond it. On a
+    /// wrapped axis the corners are refused.
+    #[test]
+    fn grid_corners_mark_what_the_grids_taps_mark() {
+        let mut rng = penumbra_testkit::Rng::xorshift64(0x6772_6964);
+        let modes = [AddressMode::Clamp, AddressMode::Border];
+        let sorted = |n: &Needs| {
+            let mut v: Vec<(usize, Rows)> = n.iter().collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        for round in 0..400 {
+            let resolution = rng.pick(&[1, 31, 32, 33, 64, 100, 256, 2048]);
+            let n = resolution as f32;
+            let tiled = test_map([rng.pick(&modes), rng.pick(&modes)], resolution, 2);
+            let slice = rng.index_mod(3);
+            // One axis' tap positions: growing, neighbours less than two texels apart.
+            let axis = |rng: &mut penumbra_testkit::Rng| {
+                let first = if rng.below_mod(2) == 0 {
+                    let around = rng.f32_in(-3.0, n + 3.0);
+                    near_rounding(rng, n, around, 2.0)
+                } else {
+                    rng.f32_in(-0.05, 1.05)
+                };
+                let mut at = vec![first];
+                for _ in 0..rng.index_mod(4) {
+                    let any = rng.f32_in(0.0, 1.95);
+                    let gap = rng.pick(&[0.0, 1.0, 1.7, 1.95, any]);
+                    at.push(at[at.len() - 1] + gap / n);
+                }
+                at
+            };
+            let (mut taps, mut corners) = (Vec::new(), Vec::new());
+            for _ in 0..1 + rng.index_mod(20) {
+                let (us, vs) = (axis(&mut rng), axis(&mut rng));
+                for &v in &vs {
+                    taps.extend(us.iter().map(|&u| [u, v]));
+                }
+                corners.push([us[0], vs[0], us[us.len() - 1], vs[vs.len() - 1]]);
+            }
+            let (mut by_taps, mut by_corners) = (tiled.needs(), tiled.needs());
+            tiled.need_2d_taps(&mut by_taps, slice, &taps);
+            assert!(tiled.need_2d_corners(&mut by_corners, slice, &corners));
+            assert_eq!(
+                sorted(&by_corners),
+                sorted(&by_taps),
+                "round {round}: {resolution}², slice {slice}, corners {corners:?}"
+            );
+        }
+        let wrapped = test_map([AddressMode::Clamp, AddressMode::Wrap], 64, 1);
+        let mut needs = wrapped.needs();
+        assert!(!wrapped.need_2d_corners(&mut needs, 0, &[[0.1, 0.1, 0.2, 0.2]]));
+        assert!(sorted(&needs).is_empty());
     }
 
     /// A map whose edge cuts its last row of tiles: asking for whole tiles once every real
