@@ -87,10 +87,23 @@ impl Lookups for Replay<'_> {
     }
 }
 
+/// A light's shadow factor of one receiver (`R`), through any [`Lookups`]: compiled once per
+/// kind of lookups, so that each pass of [`batched`] has its lookups inlined into the filters.
+pub(super) trait Factor<R>: Sync {
+    fn factor(&self, lookups: &mut impl Lookups, receiver: &R) -> f32;
+}
+
+/// One light with the map and filter its factors read ([`Factor`]).
+pub(super) struct Factors<'a, T> {
+    pub(super) light: &'a T,
+    pub(super) map: &'a ShadowMap,
+    pub(super) filter: PbrFilter,
+}
+
 /// Receivers from which [`batched`] works on the threads of a map drawn tile by tile.
 pub(super) const PARALLEL_RECEIVERS: usize = 1024;
 
-/// Shadow factors of many receivers into `out`, by `factor(lookups, receiver)` run twice
+/// Shadow factors of many receivers into `out`, by `factor.factor(lookups, receiver)` run twice
 /// around one batched lookup of every tap (see [`Lookups`]). Many receivers on a map drawn tile
 /// by tile are split between the map's threads: each records its part, the map draws every tile
 /// they read at once, then each looks its part up and finishes it. In Tracy each part's first
@@ -101,14 +114,14 @@ pub(super) fn batched<R: Sync>(
     map: &ShadowMap,
     receivers: &[R],
     out: &mut [f32],
-    factor: impl Fn(&mut dyn Lookups, &R) -> f32 + Sync,
+    factor: &impl Factor<R>,
 ) {
     let threads = map.tiled().map_or(1, |t| t.threads());
     let record = |part: &[R]| {
         crate::zone!("penumbra::pbr::record taps");
         let mut record = Record(map.sorted());
         for (k, r) in part.iter().enumerate() {
-            factor(&mut record, r);
+            factor.factor(&mut record, r);
             if k == 0 {
                 // Receivers make about as many taps each: room for the part's taps now, rather
                 // than a copy of them all at every doubling.
@@ -131,7 +144,7 @@ pub(super) fn batched<R: Sync>(
             next: 0,
         };
         for (r, o) in part.iter().zip(out.iter_mut()) {
-            *o = factor(&mut replay, r);
+            *o = factor.factor(&mut replay, r);
         }
     };
     if threads <= 1 || receivers.len() < PARALLEL_RECEIVERS {
@@ -213,7 +226,7 @@ pub(super) fn rotate(angle: f32, v: [f32; 2]) -> Vec2 {
 
 /// One bilinear comparison of slice `slice` at `uv` (`sample_shadow_map_hardware`).
 pub(super) fn hardware_2d(
-    lookups: &mut dyn Lookups,
+    lookups: &mut impl Lookups,
     map: &ShadowMap,
     slice: usize,
     uv: Vec2,
@@ -224,7 +237,7 @@ pub(super) fn hardware_2d(
 
 /// `sample_shadow_map` of a 2D map or cascade slice.
 pub(super) fn sample_2d(
-    lookups: &mut dyn Lookups,
+    lookups: &mut impl Lookups,
     map: &ShadowMap,
     slice: usize,
     uv: Vec2,
@@ -266,7 +279,7 @@ pub(super) fn sample_2d(
 
 /// `sample_shadow_map_castano_thirteen`.
 pub(super) fn castano_thirteen(
-    lookups: &mut dyn Lookups,
+    lookups: &mut impl Lookups,
     map: &ShadowMap,
     slice: usize,
     light_local: Vec2,
@@ -336,7 +349,7 @@ pub(super) fn castano_taps(
 
 /// `sample_shadow_cubemap`.
 pub(super) fn sample_cube(
-    lookups: &mut dyn Lookups,
+    lookups: &mut impl Lookups,
     map: &ShadowMap,
     local: Vec3,
     distance_to_light: f32,

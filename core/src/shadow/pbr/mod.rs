@@ -240,14 +240,17 @@ impl PbrDirectional {
         out: &mut [f32],
     ) {
         crate::zone!("penumbra::PbrDirectional::shadow_factors");
-        batched(map, receivers, &mut out[..receivers.len()], |l, r| {
-            self.factor(l, map, r, filter)
-        });
+        let factors = Factors {
+            light: self,
+            map,
+            filter,
+        };
+        batched(map, receivers, &mut out[..receivers.len()], &factors);
     }
 
     fn factor(
         &self,
-        lookups: &mut dyn Lookups,
+        lookups: &mut impl Lookups,
         map: &ShadowMap,
         r: &PbrReceiver,
         filter: PbrFilter,
@@ -279,7 +282,7 @@ impl PbrDirectional {
     /// `sample_directional_cascade`.
     fn cascade_factor(
         &self,
-        lookups: &mut dyn Lookups,
+        lookups: &mut impl Lookups,
         map: &ShadowMap,
         index: usize,
         point: Vec3,
@@ -301,6 +304,12 @@ impl PbrDirectional {
         }
         let uv = Vec2::new(ndc.x * 0.5 + 0.5, ndc.y * -0.5 + 0.5);
         sample_2d(lookups, map, index, uv, ndc.z, cascade.texel_size, filter)
+    }
+}
+
+impl Factor<PbrReceiver> for Factors<'_, PbrDirectional> {
+    fn factor(&self, lookups: &mut impl Lookups, r: &PbrReceiver) -> f32 {
+        self.light.factor(lookups, self.map, r, self.filter)
     }
 }
 
@@ -388,7 +397,7 @@ impl PbrSpot {
 
     fn factor(
         &self,
-        lookups: &mut dyn Lookups,
+        lookups: &mut impl Lookups,
         map: &ShadowMap,
         point: Vec3,
         normal: Vec3,
@@ -490,7 +499,7 @@ impl PbrPoint {
 
     fn factor(
         &self,
-        lookups: &mut dyn Lookups,
+        lookups: &mut impl Lookups,
         map: &ShadowMap,
         point: Vec3,
         normal: Vec3,
@@ -577,9 +586,18 @@ macro_rules! factor_entry_points {
                 out: &mut [f32],
             ) {
                 crate::zone!($zone);
-                batched(map, receivers, &mut out[..receivers.len()], |l, r| {
-                    self.factor(l, map, r.point, r.normal, filter)
-                });
+                let factors = Factors {
+                    light: self,
+                    map,
+                    filter,
+                };
+                batched(map, receivers, &mut out[..receivers.len()], &factors);
+            }
+        }
+
+        impl Factor<PbrReceiver> for Factors<'_, $ty> {
+            fn factor(&self, lookups: &mut impl Lookups, r: &PbrReceiver) -> f32 {
+                self.light.factor(lookups, self.map, r.point, r.normal, self.filter)
             }
         }
     };
