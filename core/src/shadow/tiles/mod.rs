@@ -926,7 +926,9 @@ impl Tiled {
             rows_drawn += u64::from(real.count_ones());
             // Rows past the map's edge count as drawn: a need for the whole tile is then met.
             w.drawn(*t, real | !self.real_rows(*t, ALL_ROWS), texels);
-            w.touched.remove(t);
+            if !w.touched.is_empty() {
+                w.touched.remove(t);
+            }
             if let Some(layer) = layer.take() {
                 w.layers.insert(*t, layer);
             }
@@ -1210,8 +1212,8 @@ impl Tiled {
                 Plan::OverLayer(moving, base) => jobs.push(Job::Layered(t, moving, Some(base))),
             }
         }
-        // In the map's order, so that runs are repeatable.
-        whole.sort_unstable();
+        // In the map's order (by block, then by tile), so that runs are repeatable.
+        let whole = in_block_order(whole, self.view_proj.len() * blocks * blocks);
         let mut groups: Vec<Vec<(usize, Rows, bool)>> = whole
             .chunk_by(|a, b| a.0 == b.0)
             .map(|block| {
@@ -1548,6 +1550,37 @@ fn screen_rect(vp: &Mat4, b: &Aabb, n: u32) -> Option<(u32, u32, u32, u32)> {
     Some((x0, y0, x1, y1))
 }
 
+/// `whole` ((block, tile, rows, fresh), tiles distinct) ordered by block, then tile: what
+/// sorting the tuples gives. With no more blocks than a few per tile, by counting the tiles of
+/// each block (linear: a frame's pass lists thousands of tiles, and the blocks are few); else
+/// by sorting.
+fn in_block_order<T: Copy>(
+    mut whole: Vec<(usize, usize, Rows, T)>,
+    blocks: usize,
+) -> Vec<(usize, usize, Rows, T)> {
+    if whole.len() < 64 || blocks > 4 * whole.len() || whole.iter().any(|w| w.0 >= blocks) {
+        whole.sort_unstable_by_key(|w| (w.0, w.1));
+        return whole;
+    }
+    if !whole.is_sorted_by_key(|w| w.1) {
+        whole.sort_unstable_by_key(|w| w.1);
+    }
+    // Where each block's tiles start, then a stable scatter (tiles stay in order per block).
+    let mut start = vec![0usize; blocks + 1];
+    for w in &whole {
+        start[w.0 + 1] += 1;
+    }
+    for b in 0..blocks {
+        start[b + 1] += start[b];
+    }
+    let mut out = whole.clone();
+    for w in &whole {
+        out[start[w.0]] = *w;
+        start[w.0] += 1;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1789,6 +1822,35 @@ mod tests {
                     "round {round}: scalar"
                 );
             }
+        }
+    }
+
+    /// Ordering a pass's tiles by block by counting gives what sorting the tuples gave: lists in
+    /// and out of tile order, short and long, few blocks and more blocks than tiles.
+    #[test]
+    fn tiles_in_block_order_are_the_sorted_tiles() {
+        let mut rng = penumbra_testkit::Rng::xorshift64(0x626c_6f63);
+        for round in 0..300 {
+            let most_blocks = rng.pick(&[4, 256, 5000]);
+            let blocks = 1 + rng.index_mod(most_blocks);
+            let most_tiles = rng.pick(&[10, 100, 3000]);
+            let n = rng.index_mod(most_tiles);
+            let mut tiles: Vec<usize> = (0..n * 2).collect();
+            // Distinct tiles, in order or shuffled.
+            for i in (1..tiles.len()).rev() {
+                tiles.swap(i, rng.index_mod(i + 1));
+            }
+            tiles.truncate(n);
+            if round % 2 == 0 {
+                tiles.sort_unstable();
+            }
+            let whole: Vec<(usize, usize, Rows, bool)> = tiles
+                .iter()
+                .map(|&t| (rng.index_mod(blocks), t, rng.next_u32(), t % 3 == 0))
+                .collect();
+            let mut sorted = whole.clone();
+            sorted.sort_unstable();
+            assert_eq!(in_block_order(whole, blocks), sorted, "round {round}");
         }
     }
 

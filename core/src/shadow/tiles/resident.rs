@@ -338,6 +338,10 @@ impl Resident {
     /// changed there; with a new layer when a few occluders did (the moving ones of the old
     /// layer and the newly changed); else whole.
     pub(super) fn plan(&mut self, t: usize) -> Plan {
+        // (Most maps have no touched tile: no hashing then.)
+        if self.touched.is_empty() {
+            return Plan::Whole;
+        }
         let Some(touched) = self.touched.get(&t) else {
             return Plan::Whole;
         };
