@@ -742,11 +742,11 @@ mod tests {
     }
 
     /// Taps routed a filter's worth at a time as the batched PBR filters record them
-    /// (`sort_more` or `sort_grid`: one slice for a group on one 2D slice) sort exactly as all of them routed
-    /// at once (`sort_lookups`): the same slices, flushed positions, references and scalar
-    /// lookups, in the same order. Groups on one slice, on several, on slices past the array
-    /// or NaN, with denormal, −0 and non-finite coordinates; a cascaded map, a cube map and a
-    /// map without batches (MIRROR takes the reference path).
+    /// (`sort_more` or `sort_grid`: one slice for a group on one 2D slice) sort exactly as all
+    /// of them routed at once (`sort_lookups`): the same slices, flushed positions, references
+    /// and scalar lookups, in the same order. Groups on one slice, on several, on slices past
+    /// the array or NaN, with denormal, −0 and non-finite coordinates; a cascaded map, a cube
+    /// map and a map without batches (MIRROR takes the reference path).
     #[test]
     fn taps_sorted_group_by_group_sort_as_all_at_once() {
         let mirrored = |mut light: Light| {
