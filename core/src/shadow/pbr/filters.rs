@@ -298,8 +298,7 @@ pub(super) fn castano_thirteen(
     let t = uv.y + 0.5 - base.y;
     base -= 0.5;
     base *= inv;
-    let uw = [4.0 - 3.0 * s, 7.0, 1.0 + 3.0 * s];
-    let vw = [4.0 - 3.0 * t, 7.0, 1.0 + 3.0 * t];
+    let (uw, vw) = (castano_weights(s), castano_weights(t));
     let mut taps = [Vec3::ZERO; 9];
     if lookups.reads_taps() {
         taps = castano_taps(base, inv, slice, [s, t], uw, vw);
@@ -314,6 +313,12 @@ pub(super) fn castano_thirteen(
         }
     }
     sum * (1.0 / 144.0)
+}
+
+/// [`castano_thirteen`]'s weights along one axis, for the fraction `f` of the texel grid.
+#[inline(always)]
+pub(super) fn castano_weights(f: f32) -> [f32; 3] {
+    [4.0 - 3.0 * f, 7.0, 1.0 + 3.0 * f]
 }
 
 /// The nine tap positions of [`castano_thirteen`] (slice `slice`) from its texel-grid `base`

@@ -693,8 +693,7 @@ mod tests {
                     (rng.f32_in(-4.0, size + 4.0).floor() - 0.5) * inv,
                     (rng.f32_in(-4.0, size + 4.0).floor() - 0.5) * inv,
                 );
-                let uw = [4.0 - 3.0 * s, 7.0, 1.0 + 3.0 * s];
-                let vw = [4.0 - 3.0 * t, 7.0, 1.0 + 3.0 * t];
+                let (uw, vw) = (filters::castano_weights(s), filters::castano_weights(t));
                 let taps = filters::castano_taps(base, inv, 1, [s, t], uw, vw);
                 for k in 0..9 {
                     let (i, j) = (k % 3, k / 3);
