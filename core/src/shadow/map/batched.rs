@@ -404,11 +404,14 @@ pub(crate) struct Sorted {
     uv: Vec<Vec<[f32; 2]>>,
     refs: Vec<Vec<f32>>,
     /// Each lookup's slice, in call order ([`SCALAR`] for the scalar sampler's): two bytes a
-    /// lookup, where a position per batched lookup took eight.
+    /// lookup, where a position per batched lookup took eight. The taps of a grid routed
+    /// whole ([`ShadowMap::sort_grid`]) are not listed here but in `grids`.
     route: Vec<u16>,
-    /// The scalar sampler's lookups: the flushed coordinate, the position in the call and the
-    /// reference.
-    scalar: Vec<(Coord, usize, f32)>,
+    /// Per grid of taps ([`ShadowMap::sort_grid`]), in call order: the slice all its taps
+    /// went to, or [`SCALAR`] for a grid whose taps were routed one by one (in `route`).
+    grids: Vec<u16>,
+    /// The scalar sampler's lookups, in call order: the flushed coordinate and the reference.
+    scalar: Vec<(Coord, f32)>,
     /// Which slices have a batch ([`ShadowMap::batched_slices`]).
     batched: Vec<bool>,
     /// Per slice, the first and the last tap of each grid of taps ([`ShadowMap::sort_grid`]):
@@ -420,11 +423,6 @@ pub(crate) struct Sorted {
 }
 
 impl Sorted {
-    /// The lookups sorted so far.
-    pub(crate) fn len(&self) -> usize {
-        self.route.len()
-    }
-
     /// Makes room for `times` as many lookups as are sorted now, slice by slice (for parts
     /// whose items make about as many lookups each as the first).
     pub(crate) fn reserve_like(&mut self, times: usize) {
@@ -434,6 +432,7 @@ impl Sorted {
             refs.reserve(n);
         }
         self.route.reserve(self.route.len().saturating_mul(times));
+        self.grids.reserve(self.grids.len().saturating_mul(times));
         for corners in &mut self.corners {
             corners.reserve(corners.len().saturating_mul(times));
         }
@@ -447,6 +446,75 @@ const SCALAR: u16 = u16::MAX;
 /// `batched.len()` slices.
 fn slice_2d(z: f32, batched: &[bool]) -> usize {
     array_slice(z, u32::try_from(batched.len()).unwrap_or(u32::MAX)) as usize
+}
+
+/// The answers of a [`Sorted`]'s lookups ([`ShadowMap::answers`]), computed slice by slice
+/// and handed back in the order they were recorded: a lookup routed by itself takes the next
+/// answer of its slice (or of the scalar sampler's), a grid routed whole the next answers of
+/// its slice, with no list of every answer in call order between.
+pub(crate) struct Answers<'a> {
+    sorted: &'a Sorted,
+    /// Every slice's answers, one slice after the other.
+    res: Vec<f32>,
+    /// Per slice, where its next answer is in `res`.
+    at: Vec<usize>,
+    /// The scalar sampler's answers, in call order.
+    scalar: Vec<f32>,
+    next_route: usize,
+    next_grid: usize,
+    next_scalar: usize,
+}
+
+impl Answers<'_> {
+    /// The answer of the next lookup routed by itself (1 past the recorded ones: both passes
+    /// of a filter make the same lookups, so none is asked for).
+    #[inline]
+    pub(crate) fn next_tap(&mut self) -> f32 {
+        let s = self.sorted.route.get(self.next_route).copied();
+        self.next_route += 1;
+        match s {
+            Some(SCALAR) => {
+                self.next_scalar += 1;
+                self.scalar.get(self.next_scalar - 1).copied()
+            }
+            Some(s) => self.at.get_mut(usize::from(s)).and_then(|at| {
+                *at += 1;
+                self.res.get(*at - 1).copied()
+            }),
+            None => None,
+        }
+        .unwrap_or(1.0)
+    }
+
+    /// The answers of the next lookups routed by themselves, into `out`.
+    #[inline]
+    pub(crate) fn next_taps(&mut self, out: &mut [f32]) {
+        for o in out {
+            *o = self.next_tap();
+        }
+    }
+
+    /// The answers of the next grid of taps ([`ShadowMap::sort_grid`]), into `out` (its
+    /// length: the grid's taps).
+    #[inline]
+    pub(crate) fn next_grid(&mut self, out: &mut [f32]) {
+        let g = self.sorted.grids.get(self.next_grid).copied();
+        self.next_grid += 1;
+        match g {
+            Some(s) if s != SCALAR => {
+                let n = out.len();
+                if let Some(at) = self.at.get_mut(usize::from(s))
+                    && let Some(res) = self.res.get(*at..*at + n)
+                {
+                    out.copy_from_slice(res);
+                    *at += n;
+                } else {
+                    out.fill(1.0);
+                }
+            }
+            _ => self.next_taps(out),
+        }
+    }
 }
 
 /// Whether lookups in slice `s` go through its batch: it has one, and `s` fits
@@ -468,15 +536,20 @@ impl ShadowMap {
         self.compare_sorted(&sorted, &mut out[..coords.len()], true);
     }
 
-    /// [`ShadowMap::compare_batch`] of lookups sorted by [`ShadowMap::sort_lookups`] whose
-    /// tiles ([`ShadowMap::sorted_needs`]) are drawn already, so they are not looked for again.
-    pub(crate) fn compare_batch_drawn(&self, sorted: &Sorted, out: &mut [f32]) {
-        self.compare_sorted(sorted, out, false);
+    /// The answers of `sorted`'s lookups (routed one by one: no grids) into `out`, in call
+    /// order; `mark`: the tiles they read are looked for (and drawn) first.
+    fn compare_sorted(&self, sorted: &Sorted, out: &mut [f32], mark: bool) {
+        debug_assert!(sorted.grids.is_empty());
+        let mut answers = self.answers(sorted, mark);
+        for o in out {
+            *o = answers.next_tap();
+        }
     }
 
-    /// The answers of `sorted`'s lookups into `out`, in call order; `mark`: the tiles they
-    /// read are looked for (and drawn) first.
-    pub(crate) fn compare_sorted(&self, sorted: &Sorted, out: &mut [f32], mark: bool) {
+    /// The answers of `sorted`'s lookups, to be handed back in the order they were recorded
+    /// ([`Answers`]); `mark`: the tiles they read are looked for (and drawn) first, else they
+    /// are drawn already ([`ShadowMap::sorted_needs`]).
+    pub(crate) fn answers<'a>(&self, sorted: &'a Sorted, mark: bool) -> Answers<'a> {
         crate::zone!("penumbra::ShadowMap::compare_batch");
         let reader = self.batch_reader(!sorted.scalar.is_empty(), |t, needs| {
             if mark {
@@ -489,19 +562,22 @@ impl ShadowMap {
                 }
             }
         });
-        for &(coord, i, r) in &sorted.scalar {
-            let args = SampleArgs {
-                coord,
-                lod: LodMode::Zero,
-                offset: Offset::default(),
-                clamp: None,
-            };
-            out[i] = validated(
-                self.sampler.sample_cmp(Some(reader.texture()), &args, r),
-                1.0,
-            );
-        }
-        // Each slice's answers, one slice after the other, then handed out in call order.
+        let scalar = (sorted.scalar.iter())
+            .map(|&(coord, r)| {
+                let args = SampleArgs {
+                    coord,
+                    lod: LodMode::Zero,
+                    offset: Offset::default(),
+                    clamp: None,
+                };
+                validated(
+                    self.sampler.sample_cmp(Some(reader.texture()), &args, r),
+                    1.0,
+                )
+            })
+            .collect();
+        // Each slice's answers, one slice after the other, handed out in call order by
+        // `Answers`.
         let mut start = Vec::with_capacity(sorted.uv.len());
         let mut res = Vec::with_capacity(sorted.uv.iter().map(Vec::len).sum());
         for (s, uv) in sorted.uv.iter().enumerate() {
@@ -515,14 +591,14 @@ impl ShadowMap {
                 res[first..].fill(1.0);
             }
         }
-        let mut next = start;
-        for (o, &s) in out.iter_mut().zip(&sorted.route) {
-            if s != SCALAR
-                && let Some(at) = next.get_mut(usize::from(s))
-            {
-                *o = res[*at];
-                *at += 1;
-            }
+        Answers {
+            sorted,
+            res,
+            at: start,
+            scalar,
+            next_route: 0,
+            next_grid: 0,
+            next_scalar: 0,
         }
     }
 
@@ -550,7 +626,7 @@ impl ShadowMap {
 
     /// The tiles that the lookups of `sorted` read; `None` for a map drawn whole. Threads can
     /// sort and mark parts of a batch at once, draw the merged set in one pass, then look
-    /// their parts up ([`ShadowMap::compare_batch_drawn`]) without routing them again.
+    /// their parts up ([`ShadowMap::answers`]) without routing them again.
     pub(crate) fn sorted_needs(&self, sorted: &Sorted) -> Option<Needs> {
         self.tiled().map(|t| {
             let mut needs = t.needs();
@@ -593,6 +669,7 @@ impl ShadowMap {
             uv: vec![Vec::new(); slices],
             refs: vec![Vec::new(); slices],
             route: Vec::new(),
+            grids: Vec::new(),
             scalar: Vec::new(),
             batched,
             corners: vec![Vec::new(); slices],
@@ -615,7 +692,7 @@ impl ShadowMap {
     /// filter's taps round one point) are routed together: their slice once, then each tap
     /// flushed and pushed.
     pub(crate) fn sort_more(&self, sorted: &mut Sorted, taps: &[Vec3], depth: f32) {
-        if let Some(s) = self.sort_on_one_slice(sorted, taps, depth) {
+        if let Some(s) = self.sort_on_one_slice(sorted, taps, depth, true) {
             sorted.by_corners[s] = false;
             return;
         }
@@ -631,12 +708,14 @@ impl ShadowMap {
     /// tiles are marked from it ([`Tiled::need_2d_corners`]) rather than tap by tap. Routed
     /// exactly as `sort_more` routes them.
     pub(crate) fn sort_grid(&self, sorted: &mut Sorted, taps: &[Vec3], depth: f32) {
-        let Some(s) = self.sort_on_one_slice(sorted, taps, depth) else {
+        let Some(s) = self.sort_on_one_slice(sorted, taps, depth, false) else {
+            sorted.grids.push(SCALAR);
             for c in taps {
                 self.sort_one(sorted, c, depth, 0);
             }
             return;
         };
+        sorted.grids.push(s as u16);
         let uv = &sorted.uv[s];
         let (first, last) = (uv[uv.len() - taps.len()], uv[uv.len() - 1]);
         let corners = [first[0], first[1], last[0], last[1]];
@@ -648,9 +727,16 @@ impl ShadowMap {
     }
 
     /// `sort_more`'s shortcut: taps on one 2D slice that has a batch, routed together (their
-    /// slice once, then each tap flushed and pushed). Returns the slice, or `None` with
-    /// nothing routed when the taps do not qualify.
-    fn sort_on_one_slice(&self, sorted: &mut Sorted, taps: &[Vec3], depth: f32) -> Option<usize> {
+    /// slice once, then each tap flushed and pushed; `route`: each tap's slice listed in
+    /// [`Sorted::route`], else the caller lists the group's). Returns the slice, or `None`
+    /// with nothing routed when the taps do not qualify.
+    fn sort_on_one_slice(
+        &self,
+        sorted: &mut Sorted,
+        taps: &[Vec3],
+        depth: f32,
+        route: bool,
+    ) -> Option<usize> {
         let first = taps.first()?;
         if self.cube || taps.iter().any(|t| t.z.to_bits() != first.z.to_bits()) {
             return None;
@@ -668,7 +754,9 @@ impl ShadowMap {
         }));
         let n = taps.len();
         sorted.refs[s].extend(std::iter::repeat_n(depth, n));
-        sorted.route.extend(std::iter::repeat_n(s as u16, n));
+        if route {
+            sorted.route.extend(std::iter::repeat_n(s as u16, n));
+        }
         Some(s)
     }
 
@@ -691,7 +779,7 @@ impl ShadowMap {
                 sorted.by_corners[s] = false;
             }
             Route::Scalar(coord) => {
-                sorted.scalar.push((coord, i, r));
+                sorted.scalar.push((coord, r));
                 sorted.route.push(SCALAR);
             }
         }
@@ -719,11 +807,12 @@ mod tests {
     use crate::desc::AddressMode;
     use crate::shadow::{Light, Occluder, Scene, ShadowMap, shadow_sampler};
 
-    /// `a` and `b` hold the same lookups, bit for bit and in the same order.
-    fn assert_same(a: &Sorted, b: &Sorted, what: &str) {
+    /// `a` and `b` hold the same lookups, bit for bit and in the same order; `route`: each of
+    /// `a`'s lookups' slice in call order (its grids' taps included).
+    fn assert_same(a: &Sorted, route: &[u16], b: &Sorted, what: &str) {
         let bits = |v: &[[f32; 2]]| v.iter().map(|c| c.map(f32::to_bits)).collect::<Vec<_>>();
         let ref_bits = |v: &[f32]| v.iter().map(|r| r.to_bits()).collect::<Vec<_>>();
-        assert_eq!(a.route, b.route, "{what}: routes");
+        assert_eq!(route, b.route, "{what}: routes");
         for (s, (ua, ub)) in a.uv.iter().zip(&b.uv).enumerate() {
             assert_eq!(bits(ua), bits(ub), "{what}: slice {s} positions");
             assert_eq!(
@@ -735,7 +824,7 @@ mod tests {
         let scalar = |s: &Sorted| {
             s.scalar
                 .iter()
-                .map(|(c, i, r)| (c.0.map(f32::to_bits), *i, r.to_bits()))
+                .map(|(c, r)| (c.0.map(f32::to_bits), r.to_bits()))
                 .collect::<Vec<_>>()
         };
         assert_eq!(scalar(a), scalar(b), "{what}: scalar lookups");
@@ -780,6 +869,7 @@ mod tests {
             };
             let (mut taps, mut refs) = (Vec::new(), Vec::new());
             let mut sorted = map.sorted();
+            let mut calls = Vec::new();
             for _ in 0..500 {
                 let z = match rng.below_mod(10) {
                     0 => f32::NAN,
@@ -802,17 +892,37 @@ mod tests {
                         Vec3::new(coord(&mut rng), coord(&mut rng), z)
                     })
                     .collect();
-                // `sort_grid` routes as `sort_more` does (it only adds corners).
-                if rng.below_mod(2) == 0 {
+                // `sort_grid` routes as `sort_more` does, but lists a grid on one slice once
+                // (and adds corners).
+                let grid = rng.below_mod(2) == 0;
+                if grid {
                     map.sort_grid(&mut sorted, &group, depth);
                 } else {
                     map.sort_more(&mut sorted, &group, depth);
                 }
+                calls.push((grid, group.len()));
                 refs.extend(std::iter::repeat_n(depth, group.len()));
                 taps.extend(group);
             }
             let what = format!("{:?}", map.light().kind);
-            assert_same(&sorted, &map.sort_lookups(&taps, &refs), &what);
+            // Each tap's slice in call order: a grid on one slice listed once in `grids`.
+            let (mut route, mut taps_routed, mut grids) = (Vec::new(), 0, 0);
+            for (grid, n) in calls {
+                let whole = grid.then(|| sorted.grids[grids]);
+                grids += usize::from(grid);
+                match whole {
+                    Some(s) if s != super::SCALAR => route.extend(std::iter::repeat_n(s, n)),
+                    _ => {
+                        route.extend_from_slice(&sorted.route[taps_routed..taps_routed + n]);
+                        taps_routed += n;
+                    }
+                }
+            }
+            assert_eq!(
+                (taps_routed, grids),
+                (sorted.route.len(), sorted.grids.len())
+            );
+            assert_same(&sorted, &route, &map.sort_lookups(&taps, &refs), &what);
             assert!(
                 sorted.route.iter().any(|&s| s != super::SCALAR)
                     == map.batched_slices().contains(&true),

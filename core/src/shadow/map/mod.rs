@@ -21,7 +21,7 @@ use crate::sample::Sampler;
 use crate::sample::batch::CmpBatch;
 use crate::texture::{Dimension, Texture, TextureDesc};
 
-pub(crate) use batched::Sorted;
+pub(crate) use batched::{Answers, Sorted};
 use query::has_normal_offset;
 pub(crate) use query::project_cols;
 

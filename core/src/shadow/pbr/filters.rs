@@ -3,7 +3,7 @@
 //! through: one comparison at a time, or recorded, batched and replayed for many receivers.
 
 use super::*;
-use crate::shadow::map::Sorted;
+use crate::shadow::map::{Answers, Sorted};
 use crate::shadow::tiles::Needs;
 
 /// Where a shadow factor's comparisons come from: the map, now ([`Now`]), or — for many
@@ -70,10 +70,7 @@ impl Lookups for Record {
 }
 
 /// The batched answers of the recorded taps, read back in order.
-pub(super) struct Replay<'a> {
-    pub(super) results: &'a [f32],
-    pub(super) next: usize,
-}
+pub(super) struct Replay<'a>(pub(super) Answers<'a>);
 
 impl Lookups for Replay<'_> {
     fn reads_taps(&self) -> bool {
@@ -81,9 +78,11 @@ impl Lookups for Replay<'_> {
     }
 
     fn compare_many(&mut self, _: &ShadowMap, taps: &[Vec3], _: f32, out: &mut [f32]) {
-        let n = taps.len();
-        out[..n].copy_from_slice(&self.results[self.next..self.next + n]);
-        self.next += n;
+        self.0.next_taps(&mut out[..taps.len()]);
+    }
+
+    fn compare_grid(&mut self, _: &ShadowMap, taps: &[Vec3], _: f32, out: &mut [f32]) {
+        self.0.next_grid(&mut out[..taps.len()]);
     }
 }
 
@@ -133,16 +132,8 @@ pub(super) fn batched<R: Sync>(
     // `drawn`: the tiles the taps read are drawn already.
     let finish = |part: &[R], sorted: &Sorted, out: &mut [f32], drawn: bool| {
         crate::zone!("penumbra::pbr::look up taps");
-        let mut results = vec![0.0; sorted.len()];
-        if drawn {
-            map.compare_batch_drawn(sorted, &mut results);
-        } else {
-            map.compare_sorted(sorted, &mut results, true);
-        }
-        let mut replay = Replay {
-            results: &results,
-            next: 0,
-        };
+        // Drawn already, or looked for and drawn now.
+        let mut replay = Replay(map.answers(sorted, !drawn));
         for (r, o) in part.iter().zip(out.iter_mut()) {
             *o = factor.factor(&mut replay, r);
         }
