@@ -408,8 +408,9 @@ pub(crate) struct Sorted {
     /// whole ([`ShadowMap::sort_grid`]) are not listed here but in `grids`.
     route: Vec<u16>,
     /// Per grid of taps ([`ShadowMap::sort_grid`]), in call order: the slice all its taps
-    /// went to, or [`SCALAR`] for a grid whose taps were routed one by one (in `route`).
-    grids: Vec<u16>,
+    /// went to, or [`SCALAR`] for a grid whose taps were routed one by one (in `route`), and
+    /// its number of taps.
+    grids: Vec<(u16, u16)>,
     /// The scalar sampler's lookups, in call order: the flushed coordinate and the reference.
     scalar: Vec<(Coord, f32)>,
     /// Which slices have a batch ([`ShadowMap::batched_slices`]).
@@ -423,6 +424,12 @@ pub(crate) struct Sorted {
 }
 
 impl Sorted {
+    /// Where the recording stands: grids and lookups routed one by one so far (the end of one
+    /// item's lookups, for [`Answers::skip_zeros`]).
+    pub(crate) fn mark(&self) -> (u32, u32) {
+        (self.grids.len() as u32, self.route.len() as u32)
+    }
+
     /// Makes room for `times` as many lookups as are sorted now, slice by slice (for parts
     /// whose items make about as many lookups each as the first).
     pub(crate) fn reserve_like(&mut self, times: usize) {
@@ -501,7 +508,7 @@ impl Answers<'_> {
         let g = self.sorted.grids.get(self.next_grid).copied();
         self.next_grid += 1;
         match g {
-            Some(s) if s != SCALAR => {
+            Some((s, _)) if s != SCALAR => {
                 let n = out.len();
                 if let Some(at) = self.at.get_mut(usize::from(s))
                     && let Some(res) = self.res.get(*at..*at + n)
@@ -514,6 +521,51 @@ impl Answers<'_> {
             }
             _ => self.next_taps(out),
         }
+    }
+
+    /// Passes over the answers of the next item's lookups, up to `end` ([`Sorted::mark`]
+    /// after it was recorded), when they are all +0 (a receiver wholly in shadow) and the item
+    /// made only grids on at most two slices; then true. Else false, with nothing passed over.
+    ///
+    /// A first pass records with +0 for every answer, so such an item's recorded value is the
+    /// value its second pass would compute from these answers, bit for bit: the arithmetic
+    /// between a filter's answers and its value is the same in both passes.
+    #[inline]
+    pub(crate) fn skip_zeros(&mut self, (grid_end, route_end): (u32, u32)) -> bool {
+        let (grid_end, route_end) = (grid_end as usize, route_end as usize);
+        if route_end != self.next_route {
+            return false;
+        }
+        let Some(grids) = self.sorted.grids.get(self.next_grid..grid_end) else {
+            return false;
+        };
+        // The answers taken from each slice: (slice, count), at most two slices.
+        let mut took = [(usize::MAX, 0usize); 2];
+        for &(s, n) in grids {
+            let s = usize::from(s);
+            match took.iter_mut().find(|t| t.0 == s || t.0 == usize::MAX) {
+                Some(t) if s != usize::from(SCALAR) => *t = (s, t.1 + usize::from(n)),
+                _ => return false,
+            }
+        }
+        let zeros = |&(s, n): &(usize, usize)| {
+            s == usize::MAX
+                || self.at.get(s).is_some_and(|&at| {
+                    self.res
+                        .get(at..at + n)
+                        .is_some_and(|r| r.iter().all(|a| a.to_bits() == 0))
+                })
+        };
+        if !took.iter().all(zeros) {
+            return false;
+        }
+        for (s, n) in took {
+            if let Some(at) = self.at.get_mut(s) {
+                *at += n;
+            }
+        }
+        self.next_grid = grid_end;
+        true
     }
 }
 
@@ -708,14 +760,17 @@ impl ShadowMap {
     /// tiles are marked from it ([`Tiled::need_2d_corners`]) rather than tap by tap. Routed
     /// exactly as `sort_more` routes them.
     pub(crate) fn sort_grid(&self, sorted: &mut Sorted, taps: &[Vec3], depth: f32) {
-        let Some(s) = self.sort_on_one_slice(sorted, taps, depth, false) else {
-            sorted.grids.push(SCALAR);
+        let whole = u16::try_from(taps.len())
+            .ok()
+            .and_then(|n| Some((self.sort_on_one_slice(sorted, taps, depth, false)?, n)));
+        let Some((s, n)) = whole else {
+            sorted.grids.push((SCALAR, 0));
             for c in taps {
                 self.sort_one(sorted, c, depth, 0);
             }
             return;
         };
-        sorted.grids.push(s as u16);
+        sorted.grids.push((s as u16, n));
         let uv = &sorted.uv[s];
         let (first, last) = (uv[uv.len() - taps.len()], uv[uv.len() - 1]);
         let corners = [first[0], first[1], last[0], last[1]];
@@ -911,7 +966,10 @@ mod tests {
                 let whole = grid.then(|| sorted.grids[grids]);
                 grids += usize::from(grid);
                 match whole {
-                    Some(s) if s != super::SCALAR => route.extend(std::iter::repeat_n(s, n)),
+                    Some((s, m)) if s != super::SCALAR => {
+                        assert_eq!(usize::from(m), n);
+                        route.extend(std::iter::repeat_n(s, n));
+                    }
                     _ => {
                         route.extend_from_slice(&sorted.route[taps_routed..taps_routed + n]);
                         taps_routed += n;
@@ -928,6 +986,78 @@ mod tests {
                     == map.batched_slices().contains(&true),
                 "{what}: batched lookups where the map has batches"
             );
+        }
+    }
+
+    /// `skip_zeros` passes over an item's answers only when every one is +0 (not −0, not a
+    /// NaN, not 1) and the item made only grids routed whole on at most two slices; it then
+    /// moves every cursor as the second pass would, and otherwise moves none.
+    #[test]
+    fn only_answers_that_are_all_plus_zero_are_passed_over() {
+        let mut scene = Scene::default();
+        scene.add(Occluder::cuboid(Vec3::splat(-1.0), Vec3::splat(1.0)));
+        let light = Light::cascaded(
+            Vec3::new(0.3, -1.0, 0.2),
+            Vec3::ZERO,
+            vec![4.0, 8.0, 16.0],
+            1.0,
+        );
+        let map = ShadowMap::render(light.with_resolution(64), &scene).unwrap();
+        let grid = |slice: f32| [Vec3::new(0.4, 0.4, slice), Vec3::new(0.41, 0.41, slice)];
+        // Items: two grids on slices 0 and 1; one grid on slice 2; three grids on three
+        // slices; one lookup routed by itself.
+        let mut sorted = map.sorted();
+        let mut ends = Vec::new();
+        map.sort_grid(&mut sorted, &grid(0.0), 0.5);
+        map.sort_grid(&mut sorted, &grid(1.0), 0.5);
+        ends.push(sorted.mark());
+        map.sort_grid(&mut sorted, &grid(2.0), 0.5);
+        ends.push(sorted.mark());
+        for z in [0.0, 1.0, 2.0] {
+            map.sort_grid(&mut sorted, &grid(z), 0.5);
+        }
+        ends.push(sorted.mark());
+        map.sort_more(&mut sorted, &[Vec3::new(0.5, 0.5, 0.0)], 0.5);
+        ends.push(sorted.mark());
+        let lens: Vec<usize> = sorted.uv.iter().map(Vec::len).collect();
+        assert_eq!(lens[..3], [5, 4, 4]);
+        let answers = |values: [f32; 13]| super::Answers {
+            sorted: &sorted,
+            res: values.to_vec(),
+            at: vec![0, 5, 9],
+            scalar: Vec::new(),
+            next_route: 0,
+            next_grid: 0,
+            next_scalar: 0,
+        };
+        // Slice 0: items 1, 3, 4; slice 1: items 1, 3; slice 2: items 2, 3.
+        let mut a = answers([0.0; 13]);
+        assert!(a.skip_zeros(ends[0]));
+        assert_eq!((a.at.clone(), a.next_grid), (vec![2, 7, 9], 2));
+        assert!(a.skip_zeros(ends[1]));
+        assert_eq!((a.at.clone(), a.next_grid), (vec![2, 7, 11], 3));
+        assert!(!a.skip_zeros(ends[2]), "three slices");
+        assert_eq!((a.at.clone(), a.next_grid), (vec![2, 7, 11], 3));
+        let mut out = [1.0; 2];
+        for _ in 0..3 {
+            a.next_grid(&mut out);
+        }
+        assert!(!a.skip_zeros(ends[3]), "a lookup routed by itself");
+        assert_eq!(a.next_tap().to_bits(), 0);
+        for bad in [-0.0, f32::NAN, 1.0, 1e-45] {
+            for at in [0, 6, 9] {
+                let mut values = [0.0; 13];
+                values[at] = bad;
+                let mut a = answers(values);
+                let first = a.skip_zeros(ends[0]);
+                assert_eq!(first, at == 9, "{bad} at {at}");
+                if !first {
+                    // The second pass takes the item's answers.
+                    a.next_grid(&mut out);
+                    a.next_grid(&mut out);
+                }
+                assert_eq!(a.skip_zeros(ends[1]), at != 9, "{bad} at {at}");
+            }
         }
     }
 }

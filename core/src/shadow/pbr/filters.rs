@@ -116,30 +116,39 @@ pub(super) fn batched<R: Sync>(
     factor: &impl Factor<R>,
 ) {
     let threads = map.tiled().map_or(1, |t| t.threads());
-    let record = |part: &[R]| {
+    // The first pass: each receiver's factor with every answer +0 into `out`, and where the
+    // recording stood after it.
+    let record = |part: &[R], out: &mut [f32]| {
         crate::zone!("penumbra::pbr::record taps");
         let mut record = Record(map.sorted());
-        for (k, r) in part.iter().enumerate() {
-            factor.factor(&mut record, r);
+        let mut ends = Vec::with_capacity(part.len());
+        for (k, (r, o)) in part.iter().zip(out.iter_mut()).enumerate() {
+            *o = factor.factor(&mut record, r);
+            ends.push(record.0.mark());
             if k == 0 {
                 // Receivers make about as many taps each: room for the part's taps now, rather
                 // than a copy of them all at every doubling.
                 record.0.reserve_like(part.len());
             }
         }
-        record.0
+        (record.0, ends)
     };
-    // `drawn`: the tiles the taps read are drawn already.
-    let finish = |part: &[R], sorted: &Sorted, out: &mut [f32], drawn: bool| {
+    // The second pass; `drawn`: the tiles the taps read are drawn already. A receiver whose
+    // answers are all +0 (wholly in shadow, most of them in a level) keeps the first pass's
+    // factor, which is the one it would compute now (see `Answers::skip_zeros`).
+    let finish = |part: &[R], (sorted, ends): &(Sorted, Vec<_>), out: &mut [f32], drawn: bool| {
         crate::zone!("penumbra::pbr::look up taps");
         // Drawn already, or looked for and drawn now.
         let mut replay = Replay(map.answers(sorted, !drawn));
-        for (r, o) in part.iter().zip(out.iter_mut()) {
-            *o = factor.factor(&mut replay, r);
+        for ((r, o), &end) in part.iter().zip(out.iter_mut()).zip(ends) {
+            if !replay.0.skip_zeros(end) {
+                *o = factor.factor(&mut replay, r);
+            }
         }
     };
     if threads <= 1 || receivers.len() < PARALLEL_RECEIVERS {
-        finish(receivers, &record(receivers), out, false);
+        let recorded = record(receivers, out);
+        finish(receivers, &recorded, out, false);
         return;
     }
     let per = receivers.len().div_ceil(threads * 4);
@@ -147,13 +156,14 @@ pub(super) fn batched<R: Sync>(
     let records = std::sync::Mutex::new(Vec::with_capacity(parts.len()));
     // Each part records and routes its taps and works out the tiles they read; the merged
     // tiles are then drawn in one pass, before any part looks up.
-    crate::raster::run_parallel(parts.iter().enumerate(), threads, |(k, part)| {
-        let sorted = record(part);
-        let needs = map.sorted_needs(&sorted);
+    let first = parts.iter().zip(out.chunks_mut(per)).enumerate();
+    crate::raster::run_parallel(first, threads, |(k, (part, out))| {
+        let recorded = record(part, out);
+        let needs = map.sorted_needs(&recorded.0);
         records
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push((k, sorted, needs));
+            .push((k, recorded, needs));
         0
     });
     let mut records = records.into_inner().unwrap_or_else(|e| e.into_inner());
@@ -171,9 +181,9 @@ pub(super) fn batched<R: Sync>(
     let jobs = parts
         .into_iter()
         .zip(out.chunks_mut(per))
-        .zip(records.iter().map(|(_, sorted, _)| sorted));
-    crate::raster::run_parallel(jobs, threads, |((part, out), sorted)| {
-        finish(part, sorted, out, true);
+        .zip(records.iter().map(|(_, recorded, _)| recorded));
+    crate::raster::run_parallel(jobs, threads, |((part, out), recorded)| {
+        finish(part, recorded, out, true);
         0
     });
 }
