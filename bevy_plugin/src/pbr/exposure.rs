@@ -14,6 +14,26 @@ use super::PbrShadows;
 use crate::PenumbraDiagnostics;
 use crate::shadow::ShadowMaps;
 
+/// The probes [`update_pbr_exposure`] reads: where they are and what they sample.
+type ProbePlaces<'w, 's> = Query<
+    'w,
+    's,
+    (
+        Entity,
+        Ref<'static, GlobalTransform>,
+        Ref<'static, crate::probe::LightProbe>,
+    ),
+    With<crate::probe::Exposure>,
+>;
+
+/// The exposures [`update_pbr_exposure`] writes: those of the same probes.
+type ProbeExposures<'w, 's> = Query<
+    'w,
+    's,
+    (Entity, &'static mut crate::probe::Exposure),
+    (With<GlobalTransform>, With<crate::probe::LightProbe>),
+>;
+
 /// Adds the game lights' shares to every [`Exposure`](crate::probe::Exposure), seen from
 /// [`PbrShadows::default_camera`]: for every probe when a camera, light, map or occluder
 /// changed (or the plugin's own lights did, which rewrites every `Exposure`), else only for
@@ -21,15 +41,9 @@ use crate::shadow::ShadowMaps;
 pub fn update_pbr_exposure(
     shadows: Res<PbrShadows>,
     maps: Option<Res<ShadowMaps>>,
-    mut probes: Query<(
-        Entity,
-        Ref<GlobalTransform>,
-        Ref<crate::probe::LightProbe>,
-        &mut crate::probe::Exposure,
-    )>,
+    probes: ProbePlaces,
+    mut exposures: ProbeExposures,
     mut diagnostics: ResMut<PenumbraDiagnostics>,
-    mut last: Local<Option<((u64, u64), u64)>>,
-    mut reported: Local<EntityHashSet>,
     mut scratch: Local<PbrExposureScratch>,
 ) {
     penumbra_core::zone!("bevy_penumbra::update_pbr_exposure");
@@ -38,8 +52,8 @@ pub fn update_pbr_exposure(
         shadows.generation(),
         maps.map_or(0, |m| m.lighting().light_generation()),
     );
-    let all = last.replace(now) != Some(now);
-    if shadows.lights.is_empty() && reported.is_empty() {
+    let all = scratch.last.replace(now) != Some(now);
+    if shadows.lights.is_empty() && scratch.reported.is_empty() {
         diagnostics.update_pbr_exposure = Duration::ZERO;
         return;
     }
@@ -48,7 +62,7 @@ pub fn update_pbr_exposure(
     // The shares replaced: those of the game lights now and of the ones reported before (a
     // light that went away leaves no share behind).
     let current: EntityHashSet = shadows.lights.values().map(|l| l.light).collect();
-    let mut game = std::mem::replace(&mut *reported, current.clone());
+    let mut game = std::mem::replace(&mut scratch.reported, current.clone());
     game.extend(current);
     let game = &game;
     let PbrExposureScratch {
@@ -59,6 +73,7 @@ pub fn update_pbr_exposure(
         weights,
         factors,
         after,
+        ..
     } = &mut *scratch;
     // The probes to answer and their receivers: points (in offset order), normals and the
     // camera's view depth (which only a directional light reads; 0 without a camera, when no
@@ -66,7 +81,7 @@ pub fn update_pbr_exposure(
     todo.clear();
     receivers.clear();
     let view_from_world = view.as_ref().map(|v| v.view_from_world);
-    for (entity, transform, probe, _) in &probes {
+    for (entity, transform, probe) in &probes {
         if !all && !transform.is_changed() && !probe.is_changed() {
             continue;
         }
@@ -133,8 +148,9 @@ pub fn update_pbr_exposure(
         }
     }
     // Written only where it changes, so that change detection sees only those probes. The
-    // query is walked in the order `todo` was made in (no entity lookups); a probe it did not
-    // meet there (none, unless that order changed) is looked up by entity.
+    // exposures are walked in the order `todo` was made in (the two queries match the same
+    // entities, so they iterate alike; no entity lookups); a probe not met there (none,
+    // unless that order changed) is looked up by entity.
     let count = todo.len();
     let is_game = |l: &crate::probe::LightExposure| game.contains(&l.light);
     let mut update = |k: usize, exposure: &mut Mut<crate::probe::Exposure>| {
@@ -149,14 +165,14 @@ pub fn update_pbr_exposure(
         }
     };
     let mut next = 0;
-    for (entity, _, _, mut exposure) in &mut probes {
+    for (entity, mut exposure) in &mut exposures {
         if next < count && todo[next].0 == entity {
             update(next, &mut exposure);
             next += 1;
         }
     }
     for (k, (entity, _, _)) in todo.iter().enumerate().skip(next) {
-        if let Ok((_, _, _, mut exposure)) = probes.get_mut(*entity) {
+        if let Ok((_, mut exposure)) = exposures.get_mut(*entity) {
             update(k, &mut exposure);
         }
     }
@@ -166,6 +182,10 @@ pub fn update_pbr_exposure(
 /// Frame-to-frame buffers of [`update_pbr_exposure`] (kept to avoid reallocating every frame).
 #[derive(Default)]
 pub struct PbrExposureScratch {
+    /// The generations seen last frame (a change answers every probe again).
+    last: Option<((u64, u64), u64)>,
+    /// The game lights whose shares were written last frame.
+    reported: EntityHashSet,
     /// The probes answered this frame: entity, first point, point count.
     todo: Vec<(Entity, usize, usize)>,
     /// Their receivers (world points, normals, view depths), probe after probe.

@@ -167,7 +167,27 @@ impl Exposure {
         after: &mut Vec<LightExposure>,
     ) -> Option<(f32, f32)> {
         after.clear();
-        after.extend(self.lights.iter().copied().filter(|l| !is_replaced(l)));
+        let mut shares = shares.peekable();
+        if let ([held], Some(&share)) = (&self.lights[..], shares.peek())
+            && held.light == share.light
+        {
+            let replaced = is_replaced(held);
+            if replaced {
+                // One light held and its new share given (a game with one sun): unchanged
+                // when the share and the totals are, with nothing built to find that out.
+                shares.next();
+                if shares.peek().is_none() {
+                    let total: f32 = std::iter::once(share.irradiance).sum();
+                    let unshadowed: f32 = std::iter::once(share.unshadowed).sum();
+                    if share == *held && total == self.total && unshadowed == self.unshadowed {
+                        return None;
+                    }
+                }
+            }
+            after.push(if replaced { share } else { *held });
+        } else {
+            after.extend(self.lights.iter().copied().filter(|l| !is_replaced(l)));
+        }
         after.extend(shares);
         let total: f32 = after.iter().map(|l| l.irradiance).sum();
         let unshadowed: f32 = after.iter().map(|l| l.unshadowed).sum();
@@ -352,4 +372,103 @@ pub fn update_exposure(
     diagnostics.probes_updated = list.len() as u32;
     diagnostics.probe_points = points.len() as u32;
     diagnostics.update_exposure = start.elapsed();
+}
+
+#[cfg(all(test, feature = "pbr"))]
+mod tests {
+    use super::{Exposure, LightExposure};
+    use bevy_ecs::entity::Entity;
+
+    /// `Exposure::replaced` as written for any number of lights: the held lights that are not
+    /// replaced, then the shares; changed when the list or a total differs.
+    fn replaced_by_lists(
+        e: &Exposure,
+        is_replaced: impl Fn(&LightExposure) -> bool,
+        shares: &[LightExposure],
+    ) -> (Option<(f32, f32)>, Vec<LightExposure>) {
+        let mut after: Vec<LightExposure> = e
+            .lights
+            .iter()
+            .copied()
+            .filter(|l| !is_replaced(l))
+            .collect();
+        after.extend_from_slice(shares);
+        let total: f32 = after.iter().map(|l| l.irradiance).sum();
+        let unshadowed: f32 = after.iter().map(|l| l.unshadowed).sum();
+        let changed = after[..] != e.lights[..] || total != e.total || unshadowed != e.unshadowed;
+        (changed.then_some((total, unshadowed)), after)
+    }
+
+    /// The shortcut for one light held and its share given (one sun) answers as the lists
+    /// do, over random exposures (none, one or more lights; totals that match or not), shares
+    /// of the same light or others, equal or not, with NaN, −0 and +0 values: the same
+    /// change, the same totals bit for bit, and the same lights when it changed.
+    #[test]
+    fn one_sun_replaced_as_the_lists_have_it() {
+        let mut rng = penumbra_testkit::Rng::xorshift64(0x6f6e_6573);
+        let light = |n: u32| Entity::from_raw_u32(n).unwrap();
+        let value = |rng: &mut penumbra_testkit::Rng| match rng.below_mod(8) {
+            0 => f32::NAN,
+            1 => -0.0,
+            2 => 0.0,
+            3 => 0.5,
+            _ => rng.f32_unit(),
+        };
+        let share = |rng: &mut penumbra_testkit::Rng, n: u32| LightExposure {
+            light: light(n),
+            lit_fraction: value(rng),
+            irradiance: value(rng),
+            unshadowed: value(rng),
+        };
+        let mut fast = 0;
+        for round in 0..4000 {
+            let some = |rng: &mut penumbra_testkit::Rng| -> Vec<LightExposure> {
+                (0..rng.below_mod(3))
+                    .map(|_| {
+                        let n = 1 + rng.below_mod(3) as u32;
+                        share(rng, n)
+                    })
+                    .collect()
+            };
+            let held = some(&mut rng);
+            let mut shares = some(&mut rng);
+            if rng.below_mod(2) == 0 && held.len() == 1 {
+                // The usual frame: the sun's share again, often unchanged.
+                shares = vec![if rng.below_mod(2) == 0 {
+                    held[0]
+                } else {
+                    share(&mut rng, held[0].light.index_u32())
+                }];
+            }
+            let mut e = Exposure {
+                lights: held,
+                total: 0.0,
+                unshadowed: 0.0,
+            };
+            if rng.below_mod(4) != 0 {
+                // Totals that match the lights, as the systems leave them.
+                e.total = e.lights.iter().map(|l| l.irradiance).sum();
+                e.unshadowed = e.lights.iter().map(|l| l.unshadowed).sum();
+            }
+            let game = [light(1 + rng.below_mod(3) as u32), light(2)];
+            let is_replaced = |l: &LightExposure| game.contains(&l.light);
+            let (want, want_after) = replaced_by_lists(&e, is_replaced, &shares);
+            let mut after = vec![share(&mut rng, 9)];
+            let got = e.replaced(is_replaced, shares.iter().copied(), &mut after);
+            let bits = |t: Option<(f32, f32)>| t.map(|(a, b)| (a.to_bits(), b.to_bits()));
+            assert_eq!(bits(got), bits(want), "round {round}: {e:?} {shares:?}");
+            if got.is_some() {
+                let b = |v: &[LightExposure]| {
+                    v.iter()
+                        .map(|l| (l.light, l.irradiance.to_bits(), l.unshadowed.to_bits()))
+                        .collect::<Vec<_>>()
+                };
+                assert_eq!(b(&after), b(&want_after), "round {round}");
+            }
+            fast += usize::from(
+                e.lights.len() == 1 && shares.len() == 1 && e.lights[0].light == shares[0].light,
+            );
+        }
+        assert!(fast > 500, "{fast} rounds took the shortcut");
+    }
 }
