@@ -430,7 +430,7 @@ pub(crate) struct Sorted {
 impl Sorted {
     /// Where the recording stands: grids and lookups routed one by one so far (the end of one
     /// item's lookups, for [`Answers::skip_zeros`]).
-    pub(crate) fn mark(&self) -> (u32, u32) {
+    pub(crate) fn recorded(&self) -> (u32, u32) {
         (self.grids.len() as u32, self.route.len() as u32)
     }
 
@@ -527,7 +527,7 @@ impl Answers<'_> {
         }
     }
 
-    /// Passes over the answers of the next item's lookups, up to `end` ([`Sorted::mark`]
+    /// Passes over the answers of the next item's lookups, up to `end` ([`Sorted::recorded`]
     /// after it was recorded), when they are all +0 (a receiver wholly in shadow) and the item
     /// made only grids on at most two slices; then true. Else false, with nothing passed over.
     ///
@@ -589,14 +589,14 @@ impl ShadowMap {
     /// If `refs` or `out` is shorter than `coords`.
     pub fn compare_batch(&self, coords: &[Vec3], refs: &[f32], out: &mut [f32]) {
         let sorted = self.sort_lookups(coords, &refs[..coords.len()]);
-        self.compare_sorted(&sorted, &mut out[..coords.len()], true);
+        self.compare_sorted(&sorted, &mut out[..coords.len()]);
     }
 
     /// The answers of `sorted`'s lookups (routed one by one: no grids) into `out`, in call
-    /// order; `mark`: the tiles they read are looked for (and drawn) first.
-    fn compare_sorted(&self, sorted: &Sorted, out: &mut [f32], mark: bool) {
+    /// order, the tiles they read looked for (and drawn) first.
+    fn compare_sorted(&self, sorted: &Sorted, out: &mut [f32]) {
         debug_assert!(sorted.grids.is_empty());
-        let mut answers = self.answers(sorted, mark);
+        let mut answers = self.answers(sorted, true);
         for o in out {
             *o = answers.next_tap();
         }
@@ -762,8 +762,9 @@ impl ShadowMap {
     /// growing along a row and v from row to row, each tap's 2×2 footprint (R27) meeting its
     /// neighbours' (as the Castaño filter's nine taps do). The texels they read are then the
     /// rectangle from the first tap's first texels to the last tap's second ones, and their
-    /// tiles are marked from it ([`Tiled::need_2d_corners`]) rather than tap by tap. Routed
-    /// exactly as `sort_more` routes them.
+    /// tiles are marked from it ([`Tiled::need_2d_corners`]) rather than tap by tap. The taps
+    /// go to the slices `sort_more` sends them to; a grid on one slice is listed once in
+    /// [`Sorted::grids`] (its slice and tap count) rather than tap by tap in `route`.
     pub(crate) fn sort_grid(&self, sorted: &mut Sorted, taps: &[Vec3], depth: f32) {
         let whole = u16::try_from(taps.len())
             .ok()
@@ -1023,15 +1024,15 @@ mod tests {
         let mut ends = Vec::new();
         map.sort_grid(&mut sorted, &grid(0.0), 0.5);
         map.sort_grid(&mut sorted, &grid(1.0), 0.5);
-        ends.push(sorted.mark());
+        ends.push(sorted.recorded());
         map.sort_grid(&mut sorted, &grid(2.0), 0.5);
-        ends.push(sorted.mark());
+        ends.push(sorted.recorded());
         for z in [0.0, 1.0, 2.0] {
             map.sort_grid(&mut sorted, &grid(z), 0.5);
         }
-        ends.push(sorted.mark());
+        ends.push(sorted.recorded());
         map.sort_more(&mut sorted, &[Vec3::new(0.5, 0.5, 0.0)], 0.5);
-        ends.push(sorted.mark());
+        ends.push(sorted.recorded());
         let lens: Vec<usize> = sorted.uv.iter().map(Vec::len).collect();
         assert_eq!(lens[..3], [5, 4, 4]);
         let answers = |values: [f32; 13]| super::Answers {

@@ -124,7 +124,7 @@ pub(super) fn batched<R: Sync>(
         let mut ends = Vec::with_capacity(part.len());
         for (k, (r, o)) in part.iter().zip(out.iter_mut()).enumerate() {
             *o = factor.factor(&mut record, r);
-            ends.push(record.0.mark());
+            ends.push(record.0.recorded());
             if k == 0 {
                 // Receivers make about as many taps each: room for the part's taps now, rather
                 // than a copy of them all at every doubling.
