@@ -5,6 +5,16 @@
 //! with cold thread-local buffers (the tile drawer's set-up lists and vertex cache). The pool
 //! keeps its helpers parked on a condition variable between passes instead.
 //!
+//! Waking a parked thread is slow where it matters most: on a virtual machine an idle core is
+//! halted, and a helper woken through the condition variable started its share about 50 µs
+//! after the pass was posted (measured on the benches' 2-vCPU machine in the 10,000-probe
+//! flight, which runs three passes a frame), while the caller, woken the same way when the
+//! last helper ended, lost much of that again. So a helper that has just served a pass first
+//! watches for the next one for a short while ([`SPIN`]), offering its core to any other
+//! thread that wants it every few checks, and only then parks; the caller likewise watches
+//! its helpers finish before it sleeps. The price is up to [`SPIN`] of a core after each pass
+//! that no other pass follows soon.
+//!
 //! One pass runs on the pool at a time. [`run`] returns `false` without running anything when
 //! the pool is serving another pass (two Bevy systems, or a pass started from inside a pass);
 //! the caller then starts threads of its own, as before the pool existed. Either way the work
@@ -12,10 +22,38 @@
 
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
 
 /// Most helpers the pool starts (a caller asking for more gets this many).
 const MAX_HELPERS: usize = 63;
+
+/// How long a helper watches for the next pass, and the caller for its helpers to finish,
+/// before parking on the condition variable. A frame's passes follow each other within a
+/// few hundred microseconds; a helper with nothing to do for longer than this sleeps.
+const SPIN: Duration = Duration::from_micros(200);
+
+/// Watches `done` until it holds or [`SPIN`] has passed, giving the core to any other thread
+/// that wants it every few checks; returns whether it holds.
+fn spin_until(done: impl Fn() -> bool) -> bool {
+    let start = Instant::now();
+    let mut checks = 0u32;
+    loop {
+        if done() {
+            return true;
+        }
+        checks = checks.wrapping_add(1);
+        if checks.is_multiple_of(64) {
+            if start.elapsed() >= SPIN {
+                return false;
+            }
+            std::thread::yield_now();
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
 
 /// The task of the pass being served, its lifetime erased: [`run`] does not return before
 /// every helper that took it has finished with it.
@@ -51,6 +89,11 @@ struct Pool {
     wake: Condvar,
     /// The caller waits here for its helpers to finish.
     done: Condvar,
+    /// `State::pass`, readable without the lock (helpers watch it before parking).
+    posted: AtomicU64,
+    /// Helpers of the current pass that have claimed it and not finished (the caller watches
+    /// it before sleeping).
+    running: AtomicUsize,
 }
 
 fn pool() -> &'static Pool {
@@ -59,6 +102,8 @@ fn pool() -> &'static Pool {
         state: Mutex::new(State::default()),
         wake: Condvar::new(),
         done: Condvar::new(),
+        posted: AtomicU64::new(0),
+        running: AtomicUsize::new(0),
     })
 }
 
@@ -74,10 +119,19 @@ impl Pool {
         let mut seen = 0;
         let mut st = self.lock();
         loop {
+            let mut watched = false;
             while !(st.pass != seen && st.tickets > 0) {
                 if st.pass != seen && st.tickets == 0 {
                     // The pass has all the helpers it wants: wait for the next one.
                     seen = st.pass;
+                }
+                if !watched {
+                    // Watch for the next pass a while before parking (see the module's doc).
+                    watched = true;
+                    drop(st);
+                    spin_until(|| self.posted.load(Ordering::Acquire) != seen);
+                    st = self.lock();
+                    continue;
                 }
                 st = self.wake.wait(st).unwrap_or_else(|e| e.into_inner());
             }
@@ -89,6 +143,7 @@ impl Pool {
                 st.finished += 1;
                 continue;
             };
+            self.running.fetch_add(1, Ordering::AcqRel);
             drop(st);
             // SAFETY: `run` keeps the task alive until `finished` reaches `claimed`, which
             // this helper's increment below is part of.
@@ -98,6 +153,7 @@ impl Pool {
                 st.panic.get_or_insert(p);
             }
             st.finished += 1;
+            self.running.fetch_sub(1, Ordering::AcqRel);
             if st.finished == st.claimed {
                 self.done.notify_all();
             }
@@ -148,12 +204,19 @@ pub(crate) fn run(helpers: usize, task: &(dyn Fn() + Sync)) -> bool {
         st.claimed = 0;
         st.finished = 0;
         st.panic = None;
+        pool.posted.store(st.pass, Ordering::Release);
     }
     pool.wake.notify_all();
     let own = catch_unwind(AssertUnwindSafe(task));
     let mut st = pool.lock();
     // Helpers still asleep are not needed any more.
     st.tickets = 0;
+    if st.finished < st.claimed {
+        // No helper claims the pass from here on: watch the running ones end before sleeping.
+        drop(st);
+        spin_until(|| pool.running.load(Ordering::Acquire) == 0);
+        st = pool.lock();
+    }
     while st.finished < st.claimed {
         st = pool.done.wait(st).unwrap_or_else(|e| e.into_inner());
     }
@@ -213,6 +276,37 @@ mod tests {
             assert!(run_when_free(1 + pass % 3, &task), "pass {pass} never ran");
             assert_eq!(sum.load(Ordering::Relaxed), 999 * 1000 / 2, "pass {pass}");
             assert!(nested.load(Ordering::Relaxed) >= 1, "pass {pass}");
+        }
+    }
+
+    /// Helpers serve passes that follow each other at once (they are still watching) and
+    /// passes that come after they have parked (woken through the condition variable): in
+    /// each, the caller's task waits until a second thread has joined it.
+    #[test]
+    fn helpers_join_passes_whether_watching_or_parked() {
+        for (pass, pause) in [0, 0, 3, 0, 5, 0, 0, 3].into_iter().enumerate() {
+            std::thread::sleep(Duration::from_millis(pause));
+            let entered = AtomicUsize::new(0);
+            let joined = AtomicUsize::new(0);
+            let task = || {
+                let me = entered.fetch_add(1, Ordering::AcqRel);
+                if me == 0 {
+                    // The first thread in (the caller, or a helper when the caller is late)
+                    // waits for a second one, for as long as a parked helper could need.
+                    let start = Instant::now();
+                    while entered.load(Ordering::Acquire) < 2
+                        && start.elapsed() < Duration::from_secs(5)
+                    {
+                        std::thread::yield_now();
+                    }
+                }
+                joined.fetch_max(entered.load(Ordering::Acquire), Ordering::AcqRel);
+            };
+            assert!(run_when_free(1, &task), "pass {pass} never ran");
+            assert!(
+                joined.load(Ordering::Acquire) >= 2,
+                "pass {pass} (after {pause} ms) ran on the caller alone"
+            );
         }
     }
 
