@@ -14,7 +14,11 @@
 //!   is answered again (the game lights' shares are recomputed each frame);
 //! * `bevy_alone/camera_moves`, `bevy_alone/camera_still`: the same app and level without
 //!   `PenumbraPlugin` (Bevy's own frame: transforms of 4,001 entities, cascades, assets), in
-//!   the same run: what a frame costs before penumbra adds anything.
+//!   the same run: what a frame costs before penumbra adds anything;
+//! * `lamp_camera_moves/10000`: `camera_moves` with a shadow-casting `PointLight` (1024²
+//!   cube faces, Bevy's Gaussian filter) 4 m above the middle of the probes, reaching 20 m:
+//!   its map does not change, but every probe it reaches is answered again each frame with
+//!   the sun's.
 //!
 //! After each group the bench prints the process's CPU time (all threads) and wall time per
 //! frame over every frame it ran (and what share of the two cores that CPU time is), then the
@@ -23,8 +27,10 @@
 
 use std::time::Duration;
 
+use bevy_light::PointLight;
 use bevy_penumbra::prelude::*;
 use bevy_tasks::{ComputeTaskPool, TaskPoolBuilder};
+use bevy_transform::components::Transform;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 
 #[path = "../../benches/support/cpu.rs"]
@@ -43,9 +49,30 @@ fn bench(c: &mut Criterion) {
         .sample_size(10)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(8));
-    for (probes, penumbra) in [(100usize, true), (10_000, true), (100, false)] {
+    for (probes, penumbra, lamp) in [
+        (100usize, true, false),
+        (10_000, true, false),
+        (100, false, false),
+        (10_000, true, true),
+    ] {
         let mut app = app(probes, penumbra);
-        for (name, moving) in [("camera_moves", true), ("camera_still", false)] {
+        if lamp {
+            app.world_mut().spawn((
+                PointLight {
+                    shadow_maps_enabled: true,
+                    range: 20.0,
+                    ..Default::default()
+                },
+                Transform::from_xyz(0.0, 4.0, 0.0),
+            ));
+            app.update();
+        }
+        let frames_of = if lamp {
+            &[("lamp_camera_moves", true)][..]
+        } else {
+            &[("camera_moves", true), ("camera_still", false)][..]
+        };
+        for &(name, moving) in frames_of {
             let id = if penumbra {
                 BenchmarkId::new(name, probes)
             } else {
