@@ -44,5 +44,6 @@ pub use desc::{
     StaticSamplerTable, TableError,
 };
 pub use format::Format;
+pub use pool::set_helper_watch;
 pub use sample::{Coord, LodMode, Offset, SampleArgs, SampleError, Sampler, SamplerOptions};
 pub use texture::{Dimension, Texture, TextureDesc, TextureError, TextureView};

@@ -10,10 +10,10 @@
 //! after the pass was posted (measured on the benches' 2-vCPU machine in the 10,000-probe
 //! flight, which runs three passes a frame), while the caller, woken the same way when the
 //! last helper ended, lost much of that again. So a helper that has just served a pass first
-//! watches for the next one for a short while ([`SPIN`]), offering its core to any other
-//! thread that wants it every few checks, and only then parks; the caller likewise watches
-//! its helpers finish before it sleeps. The price is up to [`SPIN`] of a core after each pass
-//! that no other pass follows soon.
+//! watches for the next one for a short while ([`SPIN`], or what [`set_helper_watch`] sets),
+//! offering its core to any other thread that wants it every few checks, and only then parks;
+//! the caller likewise watches its helpers finish before it sleeps. The price is up to that
+//! long of a core after each pass that no other pass follows soon.
 //!
 //! One pass runs on the pool at a time. [`run`] returns `false` without running anything when
 //! the pool is serving another pass (two Bevy systems, or a pass started from inside a pass);
@@ -30,13 +30,47 @@ use std::time::{Duration, Instant};
 const MAX_HELPERS: usize = 63;
 
 /// How long a helper watches for the next pass, and the caller for its helpers to finish,
-/// before parking on the condition variable. A frame's passes follow each other within a
-/// few hundred microseconds; a helper with nothing to do for longer than this sleeps.
+/// before parking on the condition variable, unless [`set_helper_watch`] says otherwise. A
+/// frame's passes follow each other within a few hundred microseconds; a helper with nothing
+/// to do for longer than this sleeps.
 const SPIN: Duration = Duration::from_micros(200);
 
-/// Watches `done` until it holds or [`SPIN`] has passed, giving the core to any other thread
-/// that wants it every few checks; returns whether it holds.
-fn spin_until(done: impl Fn() -> bool) -> bool {
+/// The watch in force, in nanoseconds ([`set_helper_watch`]).
+static WATCH_NANOS: AtomicU64 = AtomicU64::new(SPIN.as_nanos() as u64);
+
+/// Sets how long penumbra's helper threads watch for the next parallel pass after serving
+/// one, and a thread that started a pass watches its helpers finish, before they sleep
+/// (200 µs unless set). Watching lets passes that follow each other closely (the tile
+/// drawing and the two filter passes of a frame's queries) start without waiting for a
+/// sleeping thread to wake, about 50 µs each on a virtual machine; it costs up to that long
+/// of a core after a frame's last pass. `Duration::ZERO` sleeps at once, for a game that
+/// would rather spend no CPU time waiting (on battery, say). Results never depend on it.
+///
+/// ```
+/// use std::time::Duration;
+/// penumbra_core::set_helper_watch(Duration::ZERO); // park at once
+/// penumbra_core::set_helper_watch(Duration::from_micros(200)); // the default
+/// ```
+pub fn set_helper_watch(watch: Duration) {
+    WATCH_NANOS.store(saturating_nanos(watch), Ordering::Relaxed);
+}
+
+/// `d` in nanoseconds, `u64::MAX` past 584 years.
+fn saturating_nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// The watch in force ([`set_helper_watch`]).
+fn watch() -> Duration {
+    Duration::from_nanos(WATCH_NANOS.load(Ordering::Relaxed))
+}
+
+/// Watches `done` until it holds or `watch` has passed, giving the core to any other thread
+/// that wants it every few checks; returns whether it holds. With no watch, checks once.
+fn spin_until(watch: Duration, mut done: impl FnMut() -> bool) -> bool {
+    if watch.is_zero() {
+        return done();
+    }
     let start = Instant::now();
     let mut checks = 0u32;
     loop {
@@ -45,7 +79,7 @@ fn spin_until(done: impl Fn() -> bool) -> bool {
         }
         checks = checks.wrapping_add(1);
         if checks.is_multiple_of(64) {
-            if start.elapsed() >= SPIN {
+            if start.elapsed() >= watch {
                 return false;
             }
             std::thread::yield_now();
@@ -129,7 +163,7 @@ impl Pool {
                     // Watch for the next pass a while before parking (see the module's doc).
                     watched = true;
                     drop(st);
-                    spin_until(|| self.posted.load(Ordering::Acquire) != seen);
+                    spin_until(watch(), || self.posted.load(Ordering::Acquire) != seen);
                     st = self.lock();
                     continue;
                 }
@@ -214,7 +248,7 @@ pub(crate) fn run(helpers: usize, task: &(dyn Fn() + Sync)) -> bool {
     if st.finished < st.claimed {
         // No helper claims the pass from here on: watch the running ones end before sleeping.
         drop(st);
-        spin_until(|| pool.running.load(Ordering::Acquire) == 0);
+        spin_until(watch(), || pool.running.load(Ordering::Acquire) == 0);
         st = pool.lock();
     }
     while st.finished < st.claimed {
@@ -280,11 +314,18 @@ mod tests {
     }
 
     /// Helpers serve passes that follow each other at once (they are still watching) and
-    /// passes that come after they have parked (woken through the condition variable): in
-    /// each, the caller's task waits until a second thread has joined it.
+    /// passes that come after they have parked (woken through the condition variable), and
+    /// with no watch at all (`set_helper_watch(ZERO)`): in each, the caller's task waits
+    /// until a second thread has joined it.
     #[test]
     fn helpers_join_passes_whether_watching_or_parked() {
-        for (pass, pause) in [0, 0, 3, 0, 5, 0, 0, 3].into_iter().enumerate() {
+        let pauses = [0, 0, 3, 0, 5, 0, 0, 3, 0, 0, 2, 0];
+        for (pass, pause) in pauses.into_iter().enumerate() {
+            // The last third with no watch (other tests of the process may run meanwhile:
+            // what they compute does not depend on it).
+            if pass == 8 {
+                set_helper_watch(Duration::ZERO);
+            }
             std::thread::sleep(Duration::from_millis(pause));
             let entered = AtomicUsize::new(0);
             let joined = AtomicUsize::new(0);
@@ -302,12 +343,45 @@ mod tests {
                 }
                 joined.fetch_max(entered.load(Ordering::Acquire), Ordering::AcqRel);
             };
-            assert!(run_when_free(1, &task), "pass {pass} never ran");
+            let served = run_when_free(1, &task);
+            if pass == pauses.len() - 1 {
+                set_helper_watch(SPIN);
+            }
+            assert!(served, "pass {pass} never ran");
             assert!(
                 joined.load(Ordering::Acquire) >= 2,
                 "pass {pass} (after {pause} ms) ran on the caller alone"
             );
         }
+    }
+
+    /// With no watch a condition is checked once; with one, until it holds or the watch
+    /// has passed, however often that takes.
+    #[test]
+    fn a_watch_checks_until_its_time_is_up() {
+        let mut checks = 0;
+        assert!(!spin_until(Duration::ZERO, || {
+            checks += 1;
+            false
+        }));
+        assert_eq!(checks, 1);
+        let start = Instant::now();
+        checks = 0;
+        assert!(!spin_until(Duration::from_millis(2), || {
+            checks += 1;
+            false
+        }));
+        assert!(start.elapsed() >= Duration::from_millis(2));
+        assert!(checks > 64, "{checks} checks");
+        checks = 0;
+        assert!(spin_until(Duration::from_secs(10), || {
+            checks += 1;
+            checks == 100
+        }));
+        assert_eq!(checks, 100);
+        // The setting is kept in nanoseconds; huge values saturate.
+        assert_eq!(saturating_nanos(SPIN), 200_000);
+        assert_eq!(saturating_nanos(Duration::MAX), u64::MAX);
     }
 
     /// A panic in the task reaches the caller, and the pool serves the next pass.
