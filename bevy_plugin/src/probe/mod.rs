@@ -177,6 +177,8 @@ impl Exposure {
                 // when the share and the totals are, with nothing built to find that out.
                 shares.next();
                 if shares.peek().is_none() {
+                    // Each total summed as the one-element list's `sum` would be (the fold
+                    // starts from −0), so the bits match the general path's.
                     let total: f32 = std::iter::once(share.irradiance).sum();
                     let unshadowed: f32 = std::iter::once(share.unshadowed).sum();
                     if share == *held && total == self.total && unshadowed == self.unshadowed {
