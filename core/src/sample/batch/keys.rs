@@ -19,8 +19,44 @@ pub(super) enum Fill {
 pub(super) struct KernelPlan {
     pub(super) consts: Consts,
     pub(super) keys: Keys,
+    /// Keys of `keys` before the image's first entry: a lazy image starts where its texels'
+    /// entries begin on a cache line ([`Layout`]); 0 for the others.
+    pub(super) lead: usize,
     /// How padded texels map to the level's texels, for [`CmpBatch::refresh`].
     pub(super) padding: Option<Box<Padding>>,
+}
+
+/// Where a lazy key image's entries lie: rows of `stride` entries (the padded width rounded
+/// up to whole 64-byte lines) from key `lead` on, chosen so that every row's first texel
+/// entry (padded column 2) starts a line. A tile's refresh then writes each of its rows with
+/// whole-line stores: a row of 32 texels is four lines of 32-bit key pairs rather than five
+/// lines split by every store (the padded row of 2052 entries put alternate rows 32 bytes off
+/// the lines).
+pub(super) struct Layout {
+    pub(super) stride: usize,
+    pub(super) lead: usize,
+    /// Keys in the image, `lead` and the last row's tail included.
+    pub(super) len: usize,
+}
+
+impl Layout {
+    /// Bytes in a cache line.
+    const LINE: usize = 64;
+
+    /// The layout of `rows` entry rows of `cols` padded columns, keys of `key_bytes` bytes, in
+    /// an image whose first key is at address `base`.
+    pub(super) fn lazy(cols: usize, rows: usize, key_bytes: usize, base: usize) -> Layout {
+        let entry = 2 * key_bytes;
+        let stride = cols.next_multiple_of(Self::LINE / entry);
+        // Padded column 2 of row 0 is at `base + lead·key + 2·entry`.
+        let to_line = (Self::LINE - (base + 2 * entry) % Self::LINE) % Self::LINE;
+        let lead = to_line / key_bytes;
+        Layout {
+            stride,
+            lead,
+            len: Self::LINE / key_bytes + 2 * rows * stride,
+        }
+    }
 }
 
 /// The padded key image's sources: per padded column and row, the texel it repeats (`None`:
@@ -34,6 +70,8 @@ pub(super) struct Padding {
     pub(super) format: Format,
     pub(super) width: u32,
     pub(super) height: u32,
+    /// Entries in a row of the image ([`Layout`]).
+    pub(super) stride: usize,
 }
 
 impl Padding {
@@ -69,6 +107,14 @@ impl Keys {
         match self {
             Keys::U16(v) => 2 * v.len(),
             Keys::I32(v) => 4 * v.len(),
+        }
+    }
+
+    /// The address of the first key.
+    pub(super) fn address(&self) -> usize {
+        match self {
+            Keys::U16(v) => v.as_ptr() as usize,
+            Keys::I32(v) => v.as_ptr() as usize,
         }
     }
 }
@@ -265,18 +311,22 @@ impl KernelPlan {
         let rows = pads(h, sampler.desc.address_v);
         let border = keymap.border_key(sampler.desc.border_color, format);
         if let Fill::Lazy(spare) = fill {
-            let pairs = (rows.len() - 1) * cols.len();
             let narrow = keymap.kind == RefKind::Unorm && keymap.max <= u32::from(u16::MAX);
+            let key_bytes = if narrow { 2 } else { 4 };
+            // The image's length does not depend on where it lies: a spare of that length fits.
+            let len = Layout::lazy(cols.len(), rows.len() - 1, key_bytes, 0).len;
             let keys = match spare {
-                Some(Keys::U16(v)) if narrow && v.len() == 2 * pairs => Keys::U16(v),
-                Some(Keys::I32(v)) if !narrow && v.len() == 2 * pairs => Keys::I32(v),
-                _ if narrow => Keys::U16(crate::zeroed::zeroed_vec(2 * pairs)?),
+                Some(Keys::U16(v)) if narrow && v.len() == len => Keys::U16(v),
+                Some(Keys::I32(v)) if !narrow && v.len() == len => Keys::I32(v),
+                _ if narrow => Keys::U16(crate::zeroed::zeroed_vec(len)?),
                 _ => {
-                    let v = crate::zeroed::zeroed_vec(2 * pairs)?;
+                    let v = crate::zeroed::zeroed_vec(len)?;
                     advise_huge_pages(&v);
                     Keys::I32(v)
                 }
             };
+            let layout = Layout::lazy(cols.len(), rows.len() - 1, key_bytes, keys.address());
+            consts.stride = layout.stride as i32;
             consts.prefetch = keys.bytes() > PREFETCH_BYTES;
             let padding = Padding {
                 cols,
@@ -286,10 +336,12 @@ impl KernelPlan {
                 format,
                 width: w,
                 height: h,
+                stride: layout.stride,
             };
             return Some(KernelPlan {
                 consts,
                 keys,
+                lead: layout.lead,
                 padding: Some(Box::new(padding)),
             });
         }
@@ -335,6 +387,7 @@ impl KernelPlan {
         Some(KernelPlan {
             consts,
             keys,
+            lead: 0,
             padding: None,
         })
     }
@@ -355,6 +408,7 @@ impl KernelPlan {
         Some(KernelPlan {
             consts,
             keys,
+            lead: 0,
             padding: None,
         })
     }
@@ -383,3 +437,27 @@ pub(super) fn advise_huge_pages<T>(v: &Vec<T>) {
 
 #[cfg(not(target_os = "linux"))]
 pub(super) fn advise_huge_pages<T>(_: &Vec<T>) {}
+
+#[cfg(test)]
+mod layout_tests {
+    use super::Layout;
+
+    /// Wherever the image lies, its rows' first texel entries start lines, its rows are whole
+    /// lines, and every entry lies inside its length.
+    #[test]
+    fn lazy_layouts_start_each_rows_texels_on_a_line() {
+        for key in [2, 4] {
+            for base in (0..256).step_by(key) {
+                for cols in [5, 6, 36, 2052, 2053] {
+                    let rows = 7;
+                    let l = Layout::lazy(cols, rows, key, base);
+                    assert!(l.stride >= cols && l.stride < cols + 64 / (2 * key));
+                    assert_eq!((2 * key * l.stride) % 64, 0, "{key} {cols}");
+                    assert_eq!((base + key * (l.lead + 4)) % 64, 0, "{key} {base}");
+                    assert!(l.lead + 2 * rows * l.stride <= l.len, "{key} {base} {cols}");
+                    assert_eq!(l.len, Layout::lazy(cols, rows, key, 0).len);
+                }
+            }
+        }
+    }
+}

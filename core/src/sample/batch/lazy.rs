@@ -6,6 +6,13 @@ use super::{CmpBatch, Plan};
 use super::{NAN_TEXEL, RefKind};
 use crate::format::ComponentKind;
 
+/// How many entry rows ahead of the one being written the writers fetch the image's lines:
+/// the rows are a padded row apart (16 KiB for a 2048² D32 map), too far for the hardware
+/// prefetcher, and the lines are mostly in the last-level cache, not in L1 or L2. Without the
+/// fetches a tiled flight frame laid its tiles out about half again slower; four rows did
+/// slightly better than two (benches/README, stop 50).
+const AHEAD: usize = 4;
+
 /// The key image of a lazy batch, written region by region ([`KeyWriter::refresh`]) — from
 /// several threads at once when their regions differ: the positions a region owns (its
 /// texels' and the pads that repeat or border them) are no other region's, and a region's keys
@@ -232,7 +239,14 @@ impl KeyWriter<'_> {
     /// # Safety
     /// Concurrent calls on writers of the same batch refresh disjoint texel rectangles, and
     /// nothing else reads or writes the batch's keys meanwhile.
-    pub(crate) unsafe fn refresh(&self, level: LevelBytes, [x0, y0, x1, y1]: [u32; 4]) {
+    ///
+    /// `level` is borrowed, not moved, down to the AVX-512 writer: a moved `LevelBytes` was
+    /// copied at each call with 16-byte loads that spanned the caller's smaller stores of its
+    /// fields. Such a load cannot take its bytes from the store buffer; it waits until every
+    /// older store has reached the cache, the previous rectangle's key lines included, and
+    /// that wait was 4–5 % of a tiled flight frame's CPU time.
+    #[inline(always)]
+    pub(crate) unsafe fn refresh(&self, level: &LevelBytes, [x0, y0, x1, y1]: [u32; 4]) {
         let pad = self.pad;
         let bpt = pad.format.bytes_per_texel();
         let (w, h) = (pad.width, pad.height);
@@ -242,7 +256,7 @@ impl KeyWriter<'_> {
             debug_assert!(false, "refresh of {:?} outside {w}×{h}", [x0, y0, x1, y1]);
             return;
         }
-        let stride = pad.cols.len();
+        let stride = pad.stride;
         let pairs = pad.rows.len() - 1;
         let keys = self.keys;
         // Padded row q is the upper key of entry row q and the lower of entry row q − 1.
@@ -264,7 +278,7 @@ impl KeyWriter<'_> {
         unsafe { self.inside(level, [x0, y0, x1, y1]) };
         // The two pads on each side: each repeats some texel (WRAP: one far away; CLAMP,
         // MIRROR: the edge's) or is the border, which belongs to the nearest texel's region.
-        let (cols_n, rows_n) = (stride, pad.rows.len());
+        let (cols_n, rows_n) = (pad.cols.len(), pad.rows.len());
         let in_x = |p: usize| (x0..=x1).contains(&Padding::owner(&pad.cols, w, p));
         let in_y = |q: usize| (y0..=y1).contains(&Padding::owner(&pad.rows, h, q));
         let key_at = |q: usize, p: usize| match (pad.rows[q], pad.cols[p]) {
@@ -311,11 +325,11 @@ impl KeyWriter<'_> {
     ///
     /// # Safety
     /// As [`KeyWriter::refresh`]; the rectangle lies inside the level.
-    unsafe fn inside(&self, level: LevelBytes, [x0, y0, x1, y1]: [u32; 4]) {
+    unsafe fn inside(&self, level: &LevelBytes, [x0, y0, x1, y1]: [u32; 4]) {
         let pad = self.pad;
         let bpt = pad.format.bytes_per_texel();
         let w = pad.width;
-        let stride = pad.cols.len();
+        let stride = pad.stride;
         let pairs = pad.rows.len() - 1;
         let keys = self.keys;
         let (q0, q1) = (y0 as usize + 2, y1 as usize + 2);
@@ -338,9 +352,8 @@ impl KeyWriter<'_> {
         let mut rows = [[0i32; RUN as usize]; 2];
         let [above, below] = &mut rows;
         let (mut above, mut below) = (above, below);
-        // The entry rows are a whole padded row of keys apart (16 KiB for a 2048² D32 map),
-        // too far for the hardware prefetcher: each row's first store would wait for its
-        // lines. Fetch the rows this loop writes two rows ahead.
+        // The entry rows are a whole padded row of keys apart: fetch the rows this loop
+        // writes `AHEAD` rows ahead.
         let ahead = |r: usize| {
             let first = 2 * (r * stride + x0 as usize + 2);
             keys.prefetch(first, 2 * (x1 - x0 + 1) as usize);
@@ -354,15 +367,16 @@ impl KeyWriter<'_> {
         while x <= x1 {
             let len = (x1 - x + 1).min(RUN) as usize;
             let first = x as usize + 2;
-            ahead(q0 - 1);
-            ahead(q0);
+            for r in q0 - 1..q0 + AHEAD {
+                ahead(r);
+            }
             row_keys(y0, x, &mut above[..len]);
             // SAFETY (each `put_entries`): these halves are this rectangle's (the caller's
             // contract); q0 ≥ 2, and q1 < pairs = h + 3.
             unsafe { keys.put_entries(q0 - 1, first, stride, None, Some(&above[..len])) };
             for y in y0 + 1..=y1 {
                 let r = y as usize + 1;
-                ahead(r + 2);
+                ahead(r + AHEAD);
                 row_keys(y, x, &mut below[..len]);
                 unsafe {
                     keys.put_entries(r, first, stride, Some(&above[..len]), Some(&below[..len]))
@@ -418,7 +432,7 @@ impl KeyWriter<'_> {
             debug_assert!(false, "texels of {:?} outside the level", [x0, y0, x1, y1]);
             return false;
         }
-        let stride = pad.cols.len();
+        let stride = pad.stride;
         let w = pad.width as usize;
         for y in y0..=y1 {
             let at = (y as usize * w + x0 as usize) * bpt;
@@ -473,7 +487,7 @@ impl CmpBatch {
         if let Some(keys) = self.key_writer() {
             // SAFETY: the writer borrows this batch mutably: nothing else reads or writes its
             // keys meanwhile; `level` is a whole slice.
-            unsafe { keys.refresh(LevelBytes::of(level), rect) };
+            unsafe { keys.refresh(&LevelBytes::of(level), rect) };
         }
     }
 
@@ -484,9 +498,11 @@ impl CmpBatch {
             return None;
         };
         let pad = plan.padding.as_deref()?;
+        // The image's entries begin `lead` keys in ([`Layout`](super::keys::Layout)).
+        let lead = plan.lead;
         let keys = match &mut plan.keys {
-            Keys::U16(v) => KeyPtr::U16(v.as_mut_ptr(), v.len()),
-            Keys::I32(v) => KeyPtr::I32(v.as_mut_ptr(), v.len()),
+            Keys::U16(v) => KeyPtr::U16(v[lead..].as_mut_ptr(), v.len() - lead),
+            Keys::I32(v) => KeyPtr::I32(v[lead..].as_mut_ptr(), v.len() - lead),
         };
         Some(KeyWriter { keys, pad })
     }
@@ -508,7 +524,7 @@ unsafe fn float_inside_avx512(
     keys: *mut i32,
     stride: usize,
     pairs: usize,
-    level: LevelBytes,
+    level: &LevelBytes,
     [x0, y0, x1, y1]: [u32; 4],
     pad: &Padding,
 ) {
@@ -584,18 +600,19 @@ unsafe fn float_inside_avx512(
                 }
             }
         };
-        // Two rows ahead, as the portable writer fetches them.
+        // `AHEAD` rows ahead, as the portable writer fetches them.
         let ahead = |r: usize| {
             crate::cpu::prefetch_range(keys.wrapping_add(2 * (r * stride + first)).cast(), 8 * n)
         };
-        ahead(q0 - 1);
-        ahead(q0);
+        for r in q0 - 1..q0 + AHEAD {
+            ahead(r);
+        }
         let mut above = row(y0);
         // Entry row q0 − 1: only its lower keys (row q0) are this rectangle's.
         put(q0 - 1, &above, &above, 0xAAAA);
         for y in y0 + 1..=y1 {
             let r = y as usize + 1;
-            ahead(r + 2);
+            ahead(r + AHEAD);
             let below = row(y);
             put(r, &above, &below, 0xFFFF);
             above = below;

@@ -487,30 +487,31 @@ impl CmpBatch {
             }
             Plan::Kernel(k) => {
                 let c = &k.consts;
+                let lead = k.lead;
                 match (&k.keys, self.backend) {
                     #[cfg(target_arch = "x86_64")]
                     // SAFETY: only available backends are ever selected; the key image has the
                     // padded size the constants describe.
                     (Keys::U16(keys), CpuExtension::Avx2) => unsafe {
-                        avx2::run_u16(c, keys, uv, refs, out)
+                        avx2::run_u16(c, &keys[lead..], uv, refs, out)
                     },
                     #[cfg(target_arch = "x86_64")]
                     // SAFETY: as above.
                     (Keys::I32(keys), CpuExtension::Avx2) => unsafe {
-                        avx2::run_i32(c, keys, uv, refs, out)
+                        avx2::run_i32(c, &keys[lead..], uv, refs, out)
                     },
                     #[cfg(target_arch = "x86_64")]
                     // SAFETY: as above.
                     (Keys::U16(keys), CpuExtension::Avx512bw) => unsafe {
-                        avx512::run_u16(c, keys, uv, refs, out)
+                        avx512::run_u16(c, &keys[lead..], uv, refs, out)
                     },
                     #[cfg(target_arch = "x86_64")]
                     // SAFETY: as above.
                     (Keys::I32(keys), CpuExtension::Avx512bw) => unsafe {
-                        avx512::run_i32(c, keys, uv, refs, out)
+                        avx512::run_i32(c, &keys[lead..], uv, refs, out)
                     },
-                    (Keys::U16(keys), _) => scalar::run_u16(c, keys, uv, refs, out),
-                    (Keys::I32(keys), _) => scalar::run_i32(c, keys, uv, refs, out),
+                    (Keys::U16(keys), _) => scalar::run_u16(c, &keys[lead..], uv, refs, out),
+                    (Keys::I32(keys), _) => scalar::run_i32(c, &keys[lead..], uv, refs, out),
                 }
             }
         }
@@ -543,14 +544,27 @@ mod refresh_tests {
     use crate::desc::{Filter, SamplerDesc};
     use crate::texture::TextureDesc;
 
+    /// The entries of a plan's key image, row by row, without what its layout puts around
+    /// them (a lazy image's lead and the rows' tails).
     fn keys(b: &CmpBatch) -> Vec<i32> {
-        match &b.plan {
-            Plan::Kernel(p) => match &p.keys {
-                Keys::U16(v) => v.iter().map(|&k| i32::from(k)).collect(),
-                Keys::I32(v) => v.clone(),
-            },
-            _ => panic!("a kernel plan"),
+        let Plan::Kernel(p) = &b.plan else {
+            panic!("a kernel plan")
+        };
+        let all: Vec<i32> = match &p.keys {
+            Keys::U16(v) => v.iter().map(|&k| i32::from(k)).collect(),
+            Keys::I32(v) => v.clone(),
+        };
+        let stride = p.consts.stride as usize;
+        let (cols, rows) = match &p.padding {
+            Some(pad) => (pad.cols.len(), pad.rows.len() - 1),
+            None => (stride, all.len() / (2 * stride)),
+        };
+        let mut out = Vec::with_capacity(2 * cols * rows);
+        for q in 0..rows {
+            let row = p.lead + 2 * q * stride;
+            out.extend_from_slice(&all[row..row + 2 * cols]);
         }
+        out
     }
 
     /// Where a key image lies.
@@ -621,6 +635,13 @@ mod refresh_tests {
             });
             let spare_at = spare.as_ref().map(|k| image_at(&k.0));
             let mut lazy = s.cmp_level_zero_batch_lazy(&tex, 0, spare).unwrap();
+            if let Plan::Kernel(p) = &lazy.plan {
+                // Every row's first texel entry starts a cache line (`Layout`).
+                let key = if matches!(p.keys, Keys::U16(_)) { 2 } else { 4 };
+                let first = keys_at(&lazy) as usize + key * (p.lead + 4);
+                let row = 2 * key * p.consts.stride as usize;
+                assert_eq!((first % 64, row % 64), (0, 0), "round {round}: {format}");
+            }
             if let Some(at) = spare_at {
                 assert_eq!(
                     keys_at(&lazy),

@@ -237,7 +237,7 @@ impl LayoutTargets<'_> {
             };
             // SAFETY: the refresh reads only the rectangle's texels and writes only the keys
             // its tiles' regions own (the caller's contract).
-            unsafe { keys.refresh(source, [x0, y0, x1, y1]) };
+            unsafe { keys.refresh(&source, [x0, y0, x1, y1]) };
         }
     }
 
