@@ -363,7 +363,10 @@ pub fn update_exposure(
     }
     let mut fresh = results.iter();
     let mut new = Exposure::default();
-    for ((_, _, mut exposure), &update) in probes.iter_mut().zip(dirty.iter()) {
+    // No probe to write (the common frame: nothing of the plugin's lights changed and no probe
+    // moved): no second walk over every probe.
+    let writes = if list.is_empty() { 0 } else { dirty.len() };
+    for ((_, _, mut exposure), &update) in probes.iter_mut().zip(dirty.iter()).take(writes) {
         if update && let Some(result) = fresh.next() {
             new.set_from(result);
             if *exposure != new {
