@@ -224,7 +224,8 @@ pub(crate) struct Consts {
     pub point: bool,
     /// Point sampling with R26's `floor` (instead of the legacy round-to-nearest-even).
     pub floor: bool,
-    /// Entries (key pairs) per padded row: `W + 4`.
+    /// Entries (key pairs) per row of the image: the padded row's `W + 4`, rounded up to whole
+    /// cache lines in a lazy image (`keys::Layout`).
     pub stride: i32,
     /// The key image is large (`PREFETCH_BYTES`): the SIMD kernels prefetch ahead.
     pub prefetch: bool,

@@ -157,8 +157,8 @@ fn lookup<K: Key, const POINT: bool, const WRAP: bool, const TEST: u8, const UNO
     let (py, wy) = axis::<POINT, WRAP>(c, 1, v);
     let i = 2 * (py * c.stride + px) as usize;
     debug_assert!(i + 3 < keys.len());
-    // SAFETY: px ≤ N + 2 and py ≤ M + 2: entries i/2 and i/2 + 1 are inside the
-    // (M + 3)·(N + 4) row-pair entries.
+    // SAFETY: px ≤ N + 2 and py ≤ M + 2: entries i/2 and i/2 + 1 are inside the M + 3 rows
+    // of `stride` ≥ N + 4 row-pair entries.
     let k = unsafe {
         [
             keys.get_unchecked(i).get(),
