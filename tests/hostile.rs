@@ -41,12 +41,7 @@ fn run(mut cmd: Command) -> Run {
         .stderr(std::fs::File::create(&err_path).unwrap())
         .spawn()
         .expect("penumbra starts");
-    // The kernel keeps the first 15 bytes of a program's file name as its process name.
-    let name: String = Path::new(cmd.get_program())
-        .file_name()
-        .map(|n| n.to_string_lossy().chars().take(15).collect())
-        .unwrap_or_default();
-    let (status, max_rss) = wait_watching_memory(&mut child, &name);
+    let (status, max_rss) = wait_watching_memory(&mut child);
     Run {
         status,
         stdout: std::fs::read_to_string(&out_path).unwrap_or_default(),
@@ -58,18 +53,12 @@ fn run(mut cmd: Command) -> Run {
 
 /// Waits for the child, reading its peak resident memory (`VmHWM`) every few milliseconds
 /// while it runs. (`wait4`'s `ru_maxrss` cannot be used: Linux carries the high-water mark of
-/// the forking test process across the exec.) Only readings of the program `name` count: a
-/// reading taken before the child's exec is the forking test process's memory (in one CI run,
-/// 292 MB measured for a refusal that peaks at 8 MB).
-fn wait_watching_memory(child: &mut std::process::Child, name: &str) -> (ExitStatus, u64) {
+/// the forking test process across the exec.)
+fn wait_watching_memory(child: &mut std::process::Child) -> (ExitStatus, u64) {
     let status_file = format!("/proc/{}/status", child.id());
     let mut peak = 0u64;
     loop {
         if let Ok(text) = std::fs::read_to_string(&status_file)
-            && text
-                .lines()
-                .find_map(|l| l.strip_prefix("Name:"))
-                .is_some_and(|n| n.trim() == name)
             && let Some(kb) = text
                 .lines()
                 .find_map(|l| l.strip_prefix("VmHWM:"))

@@ -9,8 +9,8 @@ use crate::format::ComponentKind;
 /// How many entry rows ahead of the one being written the writers fetch the image's lines:
 /// the rows are a padded row apart (16 KiB for a 2048² D32 map), too far for the hardware
 /// prefetcher, and the lines are mostly in the last-level cache, not in L1 or L2. Without the
-/// fetches a tiled flight frame laid its tiles out about half again slower; four rows did
-/// slightly better than two (benches/README, stop 50).
+/// fetches a tiled flight frame's layout took 1.5–2 times as long; four rows did slightly
+/// better than two (benches/README, stop 50).
 const AHEAD: usize = 4;
 
 /// The key image of a lazy batch, written region by region ([`KeyWriter::refresh`]) — from
