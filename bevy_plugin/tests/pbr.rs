@@ -8,7 +8,7 @@ use bevy_camera::visibility::InheritedVisibility;
 use bevy_camera::{Camera3d, PerspectiveProjection, Projection};
 use bevy_ecs::prelude::*;
 use bevy_light::{
-    CascadeShadowConfigBuilder, DirectionalLight, NotShadowCaster, PointLight,
+    CascadeShadowConfig, CascadeShadowConfigBuilder, DirectionalLight, NotShadowCaster, PointLight,
     ShadowFilteringMethod, SpotLight,
 };
 use bevy_mesh::{Indices, Mesh, Mesh3d, MeshBuilder, Meshable, PrimitiveTopology};
@@ -548,49 +548,180 @@ fn batched_exposures_are_the_bits_of_one_point_at_a_time() {
     }
     y.app.update();
     y.app.update();
-    let world = y.app.world();
-    let shadows = world.resource::<PbrShadows>();
-    let mut checked = 0;
-    let mut shadowed = 0;
+    let (mut checked, mut shadowed) = (0, 0);
     for &e in &probes {
-        let probe = world.get::<LightProbe>(e).unwrap();
-        let at = world.get::<GlobalTransform>(e).unwrap();
-        let exposure = world.get::<Exposure>(e).unwrap();
-        let normal = probe.normal.unwrap_or(Vec3::ZERO);
-        for entry in shadows.lights() {
-            if entry.camera.is_some_and(|c| c != y.camera) {
-                continue;
-            }
-            let (mut arrive, mut could) = (0.0f32, 0.0f32);
-            for &o in &probe.offsets {
-                let p = at.transform_point(o);
-                let u = entry.unshadowed(p);
-                if u <= 0.0 {
-                    continue;
-                }
-                let f = shadows
-                    .shadow_factor(y.camera, entry.light, p, normal)
-                    .unwrap_or(1.0);
-                arrive += u * f;
-                could += u;
-            }
-            let share = exposure.light(entry.light);
-            if could > 0.0 {
-                let share = share.expect("a share for a light that reaches");
-                assert_eq!(
-                    share.lit_fraction.to_bits(),
-                    (arrive / could).to_bits(),
-                    "{e}: {share:?}"
-                );
-                checked += 1;
-                shadowed += usize::from(share.lit_fraction < 0.5);
-            } else {
-                assert!(share.is_none());
-            }
+        let exposure = y.app.world().get::<Exposure>(e).unwrap();
+        for share in expected_shares(&y, e) {
+            let held = exposure.light(share.light);
+            let held = held.expect("a share for a light that reaches");
+            assert_eq!(
+                held.lit_fraction.to_bits(),
+                share.lit_fraction.to_bits(),
+                "{e}: {held:?}"
+            );
+            checked += 1;
+            shadowed += usize::from(share.lit_fraction < 0.5);
         }
     }
     assert!(
         checked > 3000 && shadowed > 10,
         "{checked} shares, {shadowed} shadowed"
     );
+}
+
+/// Each game light's share of probe `e` as one point at a time gives it
+/// (`PbrShadows::shadow_factor` of each point, summed over the points): the lights in
+/// `PbrShadows::lights` order, those that reach no point left out.
+fn expected_shares(y: &Yard, e: Entity) -> Vec<LightExposure> {
+    let world = y.app.world();
+    let shadows = world.resource::<PbrShadows>();
+    let probe = world.get::<LightProbe>(e).unwrap();
+    let at = world.get::<GlobalTransform>(e).unwrap();
+    let normal = probe.normal.unwrap_or(Vec3::ZERO);
+    let mut shares = Vec::new();
+    for entry in shadows.lights() {
+        if entry.camera.is_some_and(|c| c != y.camera) {
+            continue;
+        }
+        let (mut arrive, mut could) = (0.0f32, 0.0f32);
+        for &o in &probe.offsets {
+            let p = at.transform_point(o);
+            let u = entry.unshadowed(p);
+            if u <= 0.0 {
+                continue;
+            }
+            let f = shadows
+                .shadow_factor(y.camera, entry.light, p, normal)
+                .unwrap_or(1.0);
+            arrive += u * f;
+            could += u;
+        }
+        if could > 0.0 {
+            let n = probe.offsets.len().max(1) as f32;
+            shares.push(LightExposure {
+                light: entry.light,
+                lit_fraction: arrive / could,
+                irradiance: arrive / n,
+                unshadowed: could / n,
+            });
+        }
+    }
+    shares
+}
+
+/// The exposure system keeps its probes' points, and leaves alone the exposures whose shares
+/// did not change, from one frame to the next. Over frames in which the camera moves (every
+/// probe answered again) and, one at a time after the first three, a probe moves, a probe's points change, probes
+/// come and go (or leave and come back), another system overwrites an exposure, an occluder moves, and the sun goes
+/// (a frame with no game light at all, in which a probe moves) and comes back: every exposure
+/// holds, bit for bit, the shares one point at a time gives, and nothing else.
+#[test]
+fn kept_probes_and_exposures_follow_every_change() {
+    let mut y = yard();
+    y.app
+        .world_mut()
+        .entity_mut(y.camera)
+        .insert(ShadowFilteringMethod::Gaussian);
+    let world = y.app.world_mut();
+    // Enough probes for the batched factors to split between threads.
+    let mut probes: Vec<Entity> = (0..1100)
+        .map(|k| {
+            let (i, j) = ((k % 40) as f32, (k / 40) as f32);
+            let at = Vec3::new(-6.0 + 0.3 * i, 0.0, -4.0 + 0.3 * j);
+            let probe = match k % 4 {
+                0 => LightProbe::body(1.8),
+                _ => LightProbe::point().with_normal(Vec3::Y),
+            };
+            world.spawn((probe, Transform::from_translation(at))).id()
+        })
+        .collect();
+    y.app.update();
+    let sun = y.sun;
+    let mut sun_bundle = None;
+    for frame in 0..16 {
+        let world = y.app.world_mut();
+        // Nearer or further each frame: some probes cross from one cascade to the next.
+        let (x, z) = (0.37 * frame as f32, 12.0 + 1.3 * (frame % 5) as f32);
+        world
+            .entity_mut(y.camera)
+            .insert(Transform::from_xyz(x, 6.0, z).looking_at(Vec3::ZERO, Vec3::Y));
+        match frame {
+            // From the open ground into the crate's shadow.
+            3 => {
+                world
+                    .entity_mut(probes[39])
+                    .insert(Transform::from_xyz(0.0, 0.0, 1.1));
+            }
+            // Half of the probe's points, now two, under the crate.
+            4 => {
+                world.get_mut::<LightProbe>(probes[4]).unwrap().offsets =
+                    vec![Vec3::ZERO, Vec3::new(4.8, 0.0, 5.1)]
+            }
+            5 => {
+                world.despawn(probes.remove(7));
+                let e = world.spawn((LightProbe::point(), Transform::from_xyz(0.1, 0.0, 1.3)));
+                probes.push(e.id());
+            }
+            6 => *world.get_mut::<Exposure>(probes[9]).unwrap() = Exposure::default(),
+            7 => {
+                world
+                    .entity_mut(y.crate_entity)
+                    .insert(Transform::from_xyz(-3.0, 1.0, -1.0));
+            }
+            8 => {
+                let light = *world.get::<DirectionalLight>(sun).unwrap();
+                let cascades = world.get::<CascadeShadowConfig>(sun).unwrap().clone();
+                let transform = *world.get::<Transform>(sun).unwrap();
+                sun_bundle = Some((light, cascades, transform));
+                world.despawn(sun);
+            }
+            // No game light this frame or the last: the system has nothing to do, and a
+            // probe moves meanwhile.
+            10 => {
+                world
+                    .entity_mut(probes[20])
+                    .insert(Transform::from_xyz(-3.0, 0.0, 0.2));
+            }
+            11 => {
+                let bundle = sun_bundle.take().unwrap();
+                y.sun = world.spawn(bundle).id();
+            }
+            // A probe leaves the system's probes; then another leaves and the first comes back:
+            // as many probes as before, none of them changed, but not the same ones.
+            12 => {
+                world.entity_mut(probes[30]).remove::<Exposure>();
+            }
+            13 => {
+                world.entity_mut(probes[31]).remove::<Exposure>();
+                world.entity_mut(probes[30]).insert(Exposure::default());
+            }
+            _ => {}
+        }
+        y.app.update();
+        let world = y.app.world();
+        let mut checked = 0;
+        for &e in &probes {
+            let Some(exposure) = world.get::<Exposure>(e) else {
+                continue;
+            };
+            checked += 1;
+            let expected = expected_shares(&y, e);
+            let bits = |l: &[LightExposure]| {
+                l.iter()
+                    .map(|l| {
+                        let v = [l.lit_fraction, l.irradiance, l.unshadowed];
+                        (l.light, v.map(f32::to_bits))
+                    })
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(
+                bits(exposure.lights()),
+                bits(&expected),
+                "frame {frame}, probe {e}"
+            );
+            let total: f32 = expected.iter().map(|l| l.irradiance).sum();
+            assert_eq!(exposure.total().to_bits(), total.to_bits(), "frame {frame}");
+        }
+        assert!(checked >= probes.len() - 1, "frame {frame}");
+    }
 }
