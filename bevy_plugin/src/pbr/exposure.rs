@@ -125,7 +125,13 @@ pub fn update_pbr_exposure(
         }
         reached.clear();
         weights.clear();
-        weights.extend(receivers.iter().map(|r| entry.unshadowed(r.point)));
+        match &entry.model {
+            // `unshadowed` does not read the point for a sun.
+            super::PbrModel::Directional(_) => {
+                weights.resize(receivers.len(), entry.unshadowed(Vec3::ZERO));
+            }
+            _ => weights.extend(receivers.iter().map(|r| entry.unshadowed(r.point))),
+        }
         // A light that reaches every point (a sun always does) takes the list as it is.
         let all_reached = weights.iter().all(|&u| u > 0.0);
         if !all_reached {
@@ -144,7 +150,7 @@ pub fn update_pbr_exposure(
             shadows.factors_of(entry, v, reached, factors);
         }
         let mut factor = factors.iter();
-        for (_, first, len) in todo.iter() {
+        shares.extend(todo.iter().map(|(_, first, len)| {
             let (mut arrive, mut could) = (0.0, 0.0);
             for &u in &weights[*first..*first + *len] {
                 if u <= 0.0 {
@@ -154,7 +160,7 @@ pub fn update_pbr_exposure(
                 arrive += u * f;
                 could += u;
             }
-            shares.push((could > 0.0).then(|| {
+            (could > 0.0).then(|| {
                 // x / 1 is x, bit for bit (a NaN is already quiet): a probe of one point (the
                 // common one) skips two of the three divisions.
                 let per_point = |x: f32| {
@@ -170,8 +176,8 @@ pub fn update_pbr_exposure(
                     irradiance: per_point(arrive),
                     unshadowed: per_point(could),
                 }
-            }));
-        }
+            })
+        }));
     }
     // Written only where it changes, so that change detection sees only those probes. The
     // exposures are walked in the order `todo` was made in (the two queries match the same

@@ -337,16 +337,15 @@ pub(super) fn castano_taps(
     uw: [f32; 3],
     vw: [f32; 3],
 ) -> [Vec3; 9] {
-    let u = [
-        (3.0 - 2.0 * s) / uw[0] - 2.0,
-        (3.0 + s) / uw[1],
-        s / uw[2] + 2.0,
-    ];
-    let v = [
-        (3.0 - 2.0 * t) / vw[0] - 2.0,
-        (3.0 + t) / vw[1],
-        t / vw[2] + 2.0,
-    ];
+    // The six quotients (3 − 2s)/w₀, (3 + s)/w₁, s/w₂ and t's, two vector divisions rather
+    // than six in a row (each lane's quotient is the scalar one, bit for bit).
+    let [q0, q1, q2, q3] = (Vec4::new(3.0 - 2.0 * s, 3.0 + s, s, 3.0 - 2.0 * t)
+        / Vec4::new(uw[0], uw[1], uw[2], vw[0]))
+    .to_array();
+    let [q4, q5, ..] =
+        (Vec4::new(3.0 + t, t, 1.0, 1.0) / Vec4::new(vw[1], vw[2], 1.0, 1.0)).to_array();
+    let u = [q0 - 2.0, q1, q2 + 2.0];
+    let v = [q3 - 2.0, q4, q5 + 2.0];
     std::array::from_fn(|k| {
         let tap = base + Vec2::new(u[k % 3], v[k / 3]) * inv;
         Vec3::new(tap.x, tap.y, slice as f32)

@@ -673,7 +673,8 @@ mod tests {
         assert!(mid > 0.0 && mid < 1.0, "{mid}");
     }
 
-    /// The Castaño filter's nine taps form the grid `ShadowMap::sort_grid` takes: three rows
+    /// The Castaño filter's nine taps are the shader's offsets bit for bit, and form the grid
+    /// `ShadowMap::sort_grid` takes: three rows
     /// of the same three u, the same three v down each column, both growing, neighbours
     /// less than two texels apart (their 2×2 footprints meet) — for fractions from 0 to just
     /// under 1 and texel-grid bases over a 2048² map and off it.
@@ -695,7 +696,22 @@ mod tests {
                 );
                 let (uw, vw) = (filters::castano_weights(s), filters::castano_weights(t));
                 let taps = filters::castano_taps(base, inv, 1, [s, t], uw, vw);
+                // The shader's offsets, one scalar division each: the same bits.
+                let axis = |f: f32, w: [f32; 3]| {
+                    [
+                        (3.0 - 2.0 * f) / w[0] - 2.0,
+                        (3.0 + f) / w[1],
+                        f / w[2] + 2.0,
+                    ]
+                };
+                let (u, v) = (axis(s, uw), axis(t, vw));
                 for k in 0..9 {
+                    let shader = base + Vec2::new(u[k % 3], v[k / 3]) * inv;
+                    assert_eq!(
+                        taps[k].truncate().to_array().map(f32::to_bits),
+                        shader.to_array().map(f32::to_bits),
+                        "round {round}: tap {k}"
+                    );
                     let (i, j) = (k % 3, k / 3);
                     assert_eq!(taps[k].x, taps[i].x, "round {round}: column {i}");
                     assert_eq!(taps[k].y, taps[3 * j].y, "round {round}: row {j}");
