@@ -1070,6 +1070,7 @@ mod tests {
 
     /// `count` clip-space planes of random normals, offsets within ±`reach`, pulled back
     /// through `m`.
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
     fn random_planes(
         rng: &mut penumbra_testkit::Rng,
         count: usize,
