@@ -151,12 +151,18 @@ pub(super) fn batched<R: Sync>(
         finish(receivers, &recorded, out, false);
         return;
     }
-    let per = receivers.len().div_ceil(threads * 4);
-    let parts: Vec<&[R]> = receivers.chunks(per).collect();
+    let lens = part_lengths(receivers.len(), threads);
+    let mut parts: Vec<&[R]> = Vec::with_capacity(lens.len());
+    let mut rest = receivers;
+    for &n in &lens {
+        let (part, after) = rest.split_at(n);
+        parts.push(part);
+        rest = after;
+    }
     let records = std::sync::Mutex::new(Vec::with_capacity(parts.len()));
     // Each part records and routes its taps and works out the tiles they read; the merged
     // tiles are then drawn in one pass, before any part looks up.
-    let first = parts.iter().zip(out.chunks_mut(per)).enumerate();
+    let first = parts.iter().zip(split_mut(out, &lens)).enumerate();
     crate::raster::run_parallel(first, threads, |(k, (part, out))| {
         let recorded = record(part, out);
         let needs = map.sorted_needs(&recorded.0);
@@ -180,12 +186,40 @@ pub(super) fn batched<R: Sync>(
     }
     let jobs = parts
         .into_iter()
-        .zip(out.chunks_mut(per))
+        .zip(split_mut(out, &lens))
         .zip(records.iter().map(|(_, recorded, _)| recorded));
     crate::raster::run_parallel(jobs, threads, |((part, out), recorded)| {
         finish(part, recorded, out, true);
         0
     });
+}
+
+/// The lengths of [`batched`]'s parts of `n` receivers on `threads` threads, largest first:
+/// each what is left over twice the threads (at least an eighth of an even share), so
+/// that the threads, taking parts in turn, run out of work at about the same time; the last
+/// parts are small where equal ones left one thread finishing a large part alone.
+pub(super) fn part_lengths(n: usize, threads: usize) -> Vec<usize> {
+    let threads = threads.max(1);
+    let least = n.div_ceil(8 * threads).max(1);
+    let mut lens = Vec::new();
+    let mut left = n;
+    while left > 0 {
+        let len = (left / (2 * threads)).max(least).min(left);
+        lens.push(len);
+        left -= len;
+    }
+    lens
+}
+
+/// `out` cut into parts of `lens` (which sum to at most its length).
+fn split_mut<'a>(mut out: &'a mut [f32], lens: &[usize]) -> Vec<&'a mut [f32]> {
+    let mut parts = Vec::with_capacity(lens.len());
+    for &n in lens {
+        let (part, after) = std::mem::take(&mut out).split_at_mut(n);
+        parts.push(part);
+        out = after;
+    }
+    parts
 }
 
 /// WGSL's `mix`.

@@ -728,6 +728,28 @@ mod tests {
         }
     }
 
+    /// The batched factors' parts cover the receivers in order, largest first, with none
+    /// empty and no more than the even split's eight per thread (plus a remainder).
+    #[test]
+    fn batched_parts_shrink_and_cover_every_receiver() {
+        for threads in 1..6 {
+            for n in (0..3000).chain([10_000, 65_537]) {
+                let lens = filters::part_lengths(n, threads);
+                assert_eq!(lens.iter().sum::<usize>(), n, "{n} on {threads}");
+                assert!(lens.iter().all(|&l| l > 0), "{n} on {threads}: {lens:?}");
+                assert!(
+                    lens.is_sorted_by(|a, b| a >= b),
+                    "{n} on {threads}: {lens:?}"
+                );
+                assert!(lens.len() <= 8 * threads + 1, "{n} on {threads}: {lens:?}");
+            }
+        }
+        assert_eq!(
+            filters::part_lengths(10_000, 2),
+            [2500, 1875, 1406, 1054, 791, 625, 625, 625, 499]
+        );
+    }
+
     #[test]
     fn temporal_rotation_follows_the_shader_matrix() {
         // mat2x2(m.y, −m.x, m.x, m.y) has columns (cos, −sin) and (sin, cos).
