@@ -1241,6 +1241,8 @@ impl Tiled {
     ///
     /// With fewer jobs than `threads` (a small map, or few tiles in few blocks), the largest
     /// blocks are split in halves until every thread has a job or every block is one tile.
+    /// Blocks with more tiles come first: in the 10,000-probe flight that took 1–2 % off the
+    /// frame, and 14 % off the layout's CPU, over ten alternated pairs (benches/README.md).
     fn jobs(&self, plans: Vec<(usize, Plan, Rows, bool)>, threads: usize) -> Vec<Job> {
         let per = self.per_slice();
         let blocks = self.tiles.div_ceil(GROUP) as usize;
@@ -1282,6 +1284,9 @@ impl Tiled {
             let half = largest.split_off(largest.len() / 2);
             groups.push(half);
         }
+        // Largest first (stable: ties keep the map's order), so that the pass does not end
+        // with one thread drawing a large block alone.
+        groups.sort_by_key(|g| std::cmp::Reverse(g.len()));
         jobs.extend(groups.into_iter().map(Job::Group));
         jobs
     }
