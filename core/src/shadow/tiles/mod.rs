@@ -237,7 +237,7 @@ const _: () = assert!(MAP_TILE == Rows::BITS, "a bit per row of a tile");
 
 /// Tiles along each side of a block whose tiles drawn whole share one walk of the
 /// hierarchies and one vertex set-up ([`Tiled::jobs`]).
-const GROUP: u32 = 8;
+const GROUP: u32 = 16;
 
 /// The parts of an area as drawn: each part a rectangle of texels and the rows of it to draw
 /// (a bit per row from its top), in order; a part directly below the one before, exactly as
