@@ -1457,6 +1457,10 @@ impl Tiled {
     /// Of rows `rows` of tile `t` (global index), those inside the map (the map's edge may cut
     /// its last row of tiles).
     fn real_rows(&self, t: usize, rows: Rows) -> Rows {
+        if self.resolution.is_multiple_of(MAP_TILE) {
+            // Every row of every tile lies on the map (and no division per tile).
+            return rows;
+        }
         rows & rows_inside(self.resolution, (t % self.per_slice()) as u32 / self.tiles)
     }
 
