@@ -54,6 +54,9 @@ fn to_int_f64(v: f64) -> i64 {
     v as i64
 }
 
+/// What [`rne_whole`] adds and takes away: 1.5·2⁵².
+pub(crate) const RNE_ROUND: f64 = 6_755_399_441_055_744.0;
+
 /// `v.round_ties_even()` without a call to libm's `rint` (baseline x86-64 has no rounding
 /// instruction, and the call showed in the profiles of the shadow queries): adding and taking
 /// away 1.5·2⁵² rounds an f64 below 2⁵¹ to the nearest integer, ties to even, in the default
@@ -62,9 +65,8 @@ fn to_int_f64(v: f64) -> i64 {
 /// −0.0 (equal as numbers).
 #[inline]
 pub(crate) fn rne_whole(v: f64) -> f64 {
-    const ROUND: f64 = 6_755_399_441_055_744.0;
     if v.abs() < 2_251_799_813_685_248.0 {
-        (v + ROUND) - ROUND
+        (v + RNE_ROUND) - RNE_ROUND
     } else {
         v
     }

@@ -658,8 +658,8 @@ impl Tiled {
     fn corner_spans(&self, x: [f32; 4]) -> [u32; 4] {
         #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
         {
+            use crate::sample::address::RNE_ROUND;
             use std::arch::x86_64::*;
-            const ROUND: f64 = 6_755_399_441_055_744.0;
             let last = self.resolution as i32 - 1;
             let mut ts = [0i32; 4];
             // SAFETY: SSE2 is part of x86-64's baseline; the store writes four lanes into four
@@ -671,9 +671,10 @@ impl Tiled {
                     _mm_set1_ps(SPAN_LIMIT),
                 );
                 let c = _mm_mul_ps(c, _mm_set1_ps(256.0));
-                // |x·256| ≤ 2²⁴: inside `rne_whole`'s range, where it adds and takes away ROUND.
+                // |x·256| ≤ 2²⁴: inside `rne_whole`'s range, where it adds and takes away
+                // RNE_ROUND.
                 let round = |d: __m128d| {
-                    let r = _mm_set1_pd(ROUND);
+                    let r = _mm_set1_pd(RNE_ROUND);
                     _mm_cvttpd_epi32(_mm_sub_pd(_mm_add_pd(d, r), r))
                 };
                 let (lo, hi) = (
