@@ -427,7 +427,46 @@ pub(crate) struct Sorted {
     by_corners: Vec<bool>,
 }
 
+/// Everything a [`Sorted`] holds, as bits (for tests that compare two recordings).
+#[cfg(test)]
+pub(crate) type SortedBits = (
+    Vec<Vec<[u32; 2]>>,
+    Vec<Vec<u32>>,
+    Vec<u16>,
+    Vec<(u16, u16)>,
+    Vec<([u32; 4], u32)>,
+    Vec<Vec<[u32; 4]>>,
+    Vec<bool>,
+);
+
 impl Sorted {
+    /// Its lookups, grids, corners and routes as bits (the slice cache and the list of
+    /// batched slices left out).
+    #[cfg(test)]
+    pub(crate) fn bits(&self) -> SortedBits {
+        (
+            self.uv
+                .iter()
+                .map(|l| l.iter().map(|c| c.map(f32::to_bits)).collect())
+                .collect(),
+            self.refs
+                .iter()
+                .map(|l| l.iter().map(|r| r.to_bits()).collect())
+                .collect(),
+            self.route.clone(),
+            self.grids.clone(),
+            self.scalar
+                .iter()
+                .map(|(c, r)| (c.0.map(f32::to_bits), r.to_bits()))
+                .collect(),
+            self.corners
+                .iter()
+                .map(|l| l.iter().map(|c| c.map(f32::to_bits)).collect())
+                .collect(),
+            self.by_corners.clone(),
+        )
+    }
+
     /// Where the recording stands: grids and lookups routed one by one so far (the end of one
     /// item's lookups, for [`Answers::skip_zeros`]).
     pub(crate) fn recorded(&self) -> (u32, u32) {
@@ -802,19 +841,7 @@ impl ShadowMap {
         if self.cube || taps.iter().any(|t| t.z.to_bits() != first.z.to_bits()) {
             return None;
         }
-        let s = match sorted.last_slice {
-            Some((z, s)) if z == first.z.to_bits() => s,
-            _ => {
-                // `route` of a 2D lookup: the slice depends on the flushed z alone.
-                let z = Coord([0.0, 0.0, first.z, 0.0]).flushed().0[2];
-                let s = slice_2d(z, &sorted.batched);
-                if !has_batch(s, &sorted.batched) {
-                    return None;
-                }
-                sorted.last_slice = Some((first.z.to_bits(), s));
-                s
-            }
-        };
+        let s = Self::batch_slice(sorted, first.z)?;
         let n = taps.len();
         // The sampler flushes denormal coordinates first (R6), as `route` does.
         sorted.uv[s].extend(
@@ -826,6 +853,66 @@ impl ShadowMap {
             sorted.route.extend(std::iter::repeat_n(s as u16, n));
         }
         Some(s)
+    }
+
+    /// The slice with a batch that 2D lookups at array coordinate `z` go to (`None`: the
+    /// slice has no batch), through the cache of the last one found.
+    #[inline]
+    fn batch_slice(sorted: &mut Sorted, z: f32) -> Option<usize> {
+        match sorted.last_slice {
+            Some((bits, s)) if bits == z.to_bits() => Some(s),
+            _ => {
+                // `route` of a 2D lookup: the slice depends on the flushed z alone.
+                let flushed = Coord([0.0, 0.0, z, 0.0]).flushed().0[2];
+                let s = slice_2d(flushed, &sorted.batched);
+                if !has_batch(s, &sorted.batched) {
+                    return None;
+                }
+                sorted.last_slice = Some((z.to_bits(), s));
+                Some(s)
+            }
+        }
+    }
+
+    /// [`ShadowMap::sort_grid`] of the nine taps of a three-by-three grid on array slice `z`:
+    /// tap `k` at (`u[k % 3]`, `v[k / 3]`). The same recording, without the taps first: each
+    /// coordinate flushed once (R6) rather than once per tap, and the slice found once.
+    /// (Only the AVX-512 first pass of a sun's factors records so.)
+    #[cfg_attr(
+        not(all(target_arch = "x86_64", not(feature = "force-scalar"))),
+        allow(dead_code)
+    )]
+    pub(crate) fn sort_grid_3x3(
+        &self,
+        sorted: &mut Sorted,
+        z: f32,
+        u: [f32; 3],
+        v: [f32; 3],
+        depth: f32,
+    ) {
+        let s = if self.cube {
+            None
+        } else {
+            Self::batch_slice(sorted, z)
+        };
+        let Some(s) = s else {
+            let taps: [Vec3; 9] = std::array::from_fn(|k| Vec3::new(u[k % 3], v[k / 3], z));
+            self.sort_grid(sorted, &taps, depth);
+            return;
+        };
+        let (u, v) = (u.map(flush_denormal), v.map(flush_denormal));
+        let uv = &mut sorted.uv[s];
+        for row in v {
+            uv.extend(u.map(|col| [col, row]));
+        }
+        sorted.refs[s].extend([depth; 9]);
+        sorted.grids.push((s as u16, 9));
+        let corners = [u[0], v[0], u[2], v[2]];
+        if corners.iter().all(|c| c.is_finite()) {
+            sorted.corners[s].push(corners);
+        } else {
+            sorted.by_corners[s] = false;
+        }
     }
 
     /// Routes one lookup after those `sorted` holds; `hint`: how many lookups the call
@@ -874,6 +961,20 @@ mod tests {
     use super::Sorted;
     use crate::desc::AddressMode;
     use crate::shadow::{Light, Occluder, Scene, ShadowMap, shadow_sampler};
+
+    /// An array coordinate for a 2D lookup on a map of `slices` slices: mostly a whole slice,
+    /// else NaN, ±0 or denormal, past the last slice, negative, or between two.
+    fn array_slice(rng: &mut penumbra_testkit::Rng, slices: f32) -> f32 {
+        match rng.below_mod(10) {
+            0 => f32::NAN,
+            1 => -0.0,
+            2 => 1e-40,
+            3 => slices + 2.0,
+            4 => -2.7,
+            5 => 0.5,
+            _ => (rng.f32_unit() * slices).floor(),
+        }
+    }
 
     /// `a` and `b` hold the same lookups, bit for bit and in the same order; `route`: each of
     /// `a`'s lookups' slice in call order (its grids' taps included).
@@ -940,15 +1041,7 @@ mod tests {
             let mut sorted = map.sorted();
             let mut calls = Vec::new();
             for _ in 0..500 {
-                let z = match rng.below_mod(10) {
-                    0 => f32::NAN,
-                    1 => -0.0,
-                    2 => 1e-40,
-                    3 => slices + 2.0,
-                    4 => -2.7,
-                    5 => 0.5,
-                    _ => (rng.f32_unit() * slices).floor(),
-                };
+                let z = array_slice(&mut rng, slices);
                 let mixed = rng.below_mod(6) == 0;
                 let depth = rng.f32_in(-0.1, 1.1);
                 let group: Vec<Vec3> = (0..1 + rng.below_mod(20))
@@ -1000,6 +1093,53 @@ mod tests {
                     == map.batched_slices().contains(&true),
                 "{what}: batched lookups where the map has batches"
             );
+        }
+    }
+
+    /// `sort_grid_3x3` records what `sort_grid` of the nine taps records, bit for bit: on a
+    /// cascaded map, a cube map and a mirrored one (no batch), with coordinates that are
+    /// denormal (flushed), ±0, non-finite or past the map, and slices that are whole, between
+    /// two, past the last, negative, denormal or NaN, one call after another (the slice cache
+    /// carried over).
+    #[test]
+    fn a_three_by_three_grid_records_as_its_nine_taps() {
+        let mut scene = Scene::default();
+        scene.add(Occluder::cuboid(Vec3::splat(-1.0), Vec3::splat(1.0)));
+        let down = Vec3::new(0.3, -1.0, 0.2);
+        let mut mirrored = Light::directional(down, 1.0);
+        mirrored.sampler = shadow_sampler(mirrored.depth, AddressMode::Mirror);
+        let lights = [
+            Light::cascaded(down, Vec3::ZERO, vec![4.0, 8.0, 16.0], 1.0),
+            Light::point(Vec3::new(0.0, 4.0, 0.0), 20.0, 1.0),
+            mirrored,
+        ];
+        let mut rng = penumbra_testkit::Rng::xorshift64(0x3378_3367);
+        for light in lights {
+            let map = ShadowMap::render(light.with_resolution(64), &scene).unwrap();
+            let slices = map.view_proj().len() as f32;
+            let coord = |rng: &mut penumbra_testkit::Rng| match rng.below_mod(10) {
+                0 => rng.f32_special(),
+                1 => 1e-40 * if rng.below_mod(2) == 0 { 1.0 } else { -1.0 },
+                2 => -0.0,
+                _ => rng.f32_in(-0.05, 1.05),
+            };
+            let (mut nine, mut grid) = (map.sorted(), map.sorted());
+            for round in 0..400 {
+                let z = array_slice(&mut rng, slices);
+                let u = [0; 3].map(|_| coord(&mut rng));
+                let v = [0; 3].map(|_| coord(&mut rng));
+                let depth = rng.f32_in(-0.1, 1.1);
+                let taps: [Vec3; 9] = std::array::from_fn(|k| Vec3::new(u[k % 3], v[k / 3], z));
+                map.sort_grid(&mut nine, &taps, depth);
+                map.sort_grid_3x3(&mut grid, z, u, v, depth);
+                assert_eq!(
+                    nine.bits(),
+                    grid.bits(),
+                    "{:?}, round {round}: {u:?} {v:?} on {z}",
+                    map.light().kind
+                );
+            }
+            assert!(!nine.grids.is_empty());
         }
     }
 

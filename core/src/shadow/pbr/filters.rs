@@ -90,6 +90,39 @@ impl Lookups for Replay<'_> {
 /// kind of lookups, so that each pass of [`batched`] has its lookups inlined into the filters.
 pub(super) trait Factor<R>: Sync {
     fn factor(&self, lookups: &mut impl Lookups, receiver: &R) -> f32;
+
+    /// [`batched`]'s first pass over `part`: each receiver's factor through `record` into
+    /// `out`, and where the recording stood after it into `ends`. A light may record many
+    /// receivers at once, as long as it records the same lookups in the same order and
+    /// gives the same factors.
+    fn record_part(
+        &self,
+        record: &mut Record,
+        part: &[R],
+        out: &mut [f32],
+        ends: &mut Vec<(u32, u32)>,
+    ) {
+        record_each(self, record, part, out, ends);
+    }
+}
+
+/// [`Factor::record_part`] one receiver at a time.
+pub(super) fn record_each<R>(
+    factor: &(impl Factor<R> + ?Sized),
+    record: &mut Record,
+    part: &[R],
+    out: &mut [f32],
+    ends: &mut Vec<(u32, u32)>,
+) {
+    for (k, (r, o)) in part.iter().zip(out.iter_mut()).enumerate() {
+        *o = factor.factor(record, r);
+        ends.push(record.0.recorded());
+        if k == 0 {
+            // Receivers make about as many taps each: room for the part's taps now, rather
+            // than a copy of them all at every doubling.
+            record.0.reserve_like(part.len());
+        }
+    }
 }
 
 /// One light with the map and filter its factors read ([`Factor`]).
@@ -122,15 +155,7 @@ pub(super) fn batched<R: Sync>(
         crate::zone!("penumbra::pbr::record taps");
         let mut record = Record(map.sorted());
         let mut ends = Vec::with_capacity(part.len());
-        for (k, (r, o)) in part.iter().zip(out.iter_mut()).enumerate() {
-            *o = factor.factor(&mut record, r);
-            ends.push(record.0.recorded());
-            if k == 0 {
-                // Receivers make about as many taps each: room for the part's taps now, rather
-                // than a copy of them all at every doubling.
-                record.0.reserve_like(part.len());
-            }
-        }
+        factor.record_part(&mut record, part, out, &mut ends);
         (record.0, ends)
     };
     // The second pass; `drawn`: the tiles the taps read are drawn already. A receiver whose
@@ -338,9 +363,29 @@ pub(super) fn castano_thirteen(
     if lookups.reads_taps() {
         taps = castano_taps(base, inv, slice, [s, t], uw, vw);
     }
+    castano_sum(lookups, map, &taps, depth, uw, vw)
+}
+
+/// [`castano_thirteen`] from its taps and weights on: the nine comparisons, as a grid, and
+/// their weighted sum.
+#[inline(always)]
+pub(super) fn castano_sum(
+    lookups: &mut impl Lookups,
+    map: &ShadowMap,
+    taps: &[Vec3; 9],
+    depth: f32,
+    uw: [f32; 3],
+    vw: [f32; 3],
+) -> f32 {
     let mut r = [0.0; 9];
     // Three rows of three taps, u and v growing (see `castano_taps`).
-    lookups.compare_grid(map, &taps, depth, &mut r);
+    lookups.compare_grid(map, taps, depth, &mut r);
+    castano_weighted(uw, vw, &r)
+}
+
+/// [`castano_thirteen`]'s weighted sum of its nine comparisons `r`.
+#[inline(always)]
+pub(super) fn castano_weighted(uw: [f32; 3], vw: [f32; 3], r: &[f32; 9]) -> f32 {
     let mut sum = 0.0;
     for j in 0..3 {
         for i in 0..3 {
