@@ -1,17 +1,17 @@
 //! The first pass of a sun's Castaño factors sixteen receivers at a time: the arithmetic of
 //! `sample_directional_cascade` and of `sample_shadow_map_castano_thirteen` up to the taps
 //! (offsets, the cascade's matrix, the divide, the texel grid, the weights and the six
-//! quotients) in AVX-512 lanes, then each receiver's taps recorded in order through the same
-//! code as one receiver at a time ([`castano_sum`]).
+//! quotients) in AVX-512 lanes; then, receiver by receiver in order, each grid of nine taps
+//! recorded at once ([`ShadowMap::sort_grid_3x3`], what `sort_grid` of the nine taps records)
+//! and the factor with every answer +0 ([`castano_weighted`], as the scalar pass computes it).
 //!
 //! Every lane does the scalar path's IEEE operations in its order (glam's `Mat4 * Vec4` adds
 //! the columns' products x, y, z, w in turn; no operation is fused), so a lane's taps, depth
 //! and weights are the scalar path's bits. A receiver any lane cannot follow (a texel
 //! coordinate that is not finite, where the filter falls back to one bilinear comparison) is
-//! recorded by the scalar path whole. Each grid is recorded at once
-//! ([`ShadowMap::sort_grid_3x3`]) rather than tap by tap. In the 10,000-probe flight the
-//! first pass and its recording had been 12 % of the frame's CPU time; with the lanes the
-//! frame takes 4–6 % less (benches/README.md).
+//! recorded by the scalar path whole. In the 10,000-probe flight the first pass and its
+//! recording had been 12 % of the frame's CPU time; with the lanes the frame takes 4–6 %
+//! less (benches/README.md).
 
 use std::arch::x86_64::*;
 
