@@ -402,8 +402,29 @@ impl<'a, P: Placed + Sync> TileDrawer<'a, P> {
 /// sides without branches (into `meets`, a byte a piece), then the hits are read eight bytes
 /// at a time: a tile meets few of a block's pieces. Kept out of line: inlined into its
 /// callers, the compiler no longer did the test many pieces at a time.
+///
+/// With AVX-512 BW the test runs on 32 pieces at a time into a mask register, whose bits are
+/// read directly ([`pieces_meeting_avx512`]): in the 10,000-probe flight a part meets 21 of
+/// a block's 576 pieces on average, and the portable test and the reading of its bytes were
+/// 3 % of the frame's CPU time.
 #[inline(never)]
 fn pieces_meeting(
+    sides: &[Vec<u16>; 4],
+    clip: [i32; 4],
+    meets: &mut Vec<u8>,
+    items: &mut Vec<u32>,
+) {
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    if CpuExtension::Avx512bw.is_supported() {
+        // SAFETY: AVX-512 F and BW are present.
+        unsafe { pieces_meeting_avx512(sides, clip, items) };
+        return;
+    }
+    pieces_meeting_portable(sides, clip, meets, items);
+}
+
+/// [`pieces_meeting`] without vector code of its own (the compiler's, for the baseline CPU).
+fn pieces_meeting_portable(
     sides: &[Vec<u16>; 4],
     clip: [i32; 4],
     meets: &mut Vec<u8>,
@@ -440,6 +461,47 @@ fn pieces_meeting(
         if m != 0 {
             items.push((done + k) as u32);
         }
+    }
+}
+
+/// [`pieces_meeting`] 32 pieces at a time: the four bounds tests as unsigned 16-bit compares
+/// into one mask, whose set bits are the pieces, in order.
+///
+/// # Safety
+/// The CPU must support AVX-512 F and BW.
+#[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn pieces_meeting_avx512(sides: &[Vec<u16>; 4], clip: [i32; 4], items: &mut Vec<u32>) {
+    use std::arch::x86_64::*;
+    items.clear();
+    let [x0, y0, x1, y1] = clip;
+    let top = i32::from(u16::MAX);
+    if x1 < 0 || y1 < 0 || x0 > top || y0 > top {
+        return;
+    }
+    // As the portable test: the rectangle's sides clamped to u16 meet the same pieces.
+    let side = |v: i32| _mm512_set1_epi16(v.clamp(0, top) as u16 as i16);
+    let [x0, y0, x1, y1] = [x0, y0, x1, y1].map(side);
+    let [bx0, by0, bx1, by1] = sides;
+    let n = bx0.len().min(by0.len()).min(bx1.len()).min(by1.len());
+    let mut k = 0;
+    while k < n {
+        let lanes = (n - k).min(32);
+        let live = u32::MAX >> (32 - lanes);
+        // SAFETY: the masked loads read lanes k..k + lanes of each list, all inside it.
+        let load = |list: &[u16]| unsafe {
+            _mm512_maskz_loadu_epi16(live, list.as_ptr().add(k).cast::<i16>())
+        };
+        let mut m = live
+            & _mm512_cmple_epu16_mask(load(bx0), x1)
+            & _mm512_cmple_epu16_mask(x0, load(bx1))
+            & _mm512_cmple_epu16_mask(load(by0), y1)
+            & _mm512_cmple_epu16_mask(y0, load(by1));
+        while m != 0 {
+            items.push((k + m.trailing_zeros() as usize) as u32);
+            m &= m - 1;
+        }
+        k += 32;
     }
 }
 
@@ -554,12 +616,13 @@ where
 
 #[cfg(test)]
 mod tests {
-    use super::pieces_meeting;
+    use super::{pieces_meeting, pieces_meeting_portable};
     use penumbra_testkit::Rng;
 
-    /// The batched bounds test picks the pieces the one-piece-at-a-time test picks, in order:
-    /// random bounds and rectangles, empty and inverted ones, and sides outside u16 (negative,
-    /// past 65,535).
+    /// The batched bounds test (AVX-512 where the CPU has it, and the portable one) picks the
+    /// pieces the one-piece-at-a-time test picks, in order: random bounds and rectangles,
+    /// empty and inverted ones, sides outside u16 (negative, past 65,535), and lists of any
+    /// length round the vector width.
     #[test]
     fn pieces_meeting_is_the_plain_bounds_test() {
         let mut rng = Rng::xorshift64(0x6d65_6574);
@@ -572,7 +635,7 @@ mod tests {
         };
         let (mut meets, mut items) = (Vec::new(), Vec::new());
         for round in 0..2000 {
-            let n = rng.below_mod(70) as usize;
+            let n = rng.below_mod(100) as usize;
             let boxes: Vec<[u16; 4]> = (0..n)
                 .map(|_| {
                     let mut side = || match rng.below_mod(10) {
@@ -599,6 +662,8 @@ mod tests {
                 .collect();
             pieces_meeting(&sides, clip, &mut meets, &mut items);
             assert_eq!(items, plain, "round {round}: {clip:?} {boxes:?}");
+            pieces_meeting_portable(&sides, clip, &mut meets, &mut items);
+            assert_eq!(items, plain, "round {round}, portable: {clip:?} {boxes:?}");
         }
     }
 }
