@@ -42,10 +42,11 @@ const SIZE: u32 = 2048;
 const LOOKUPS: usize = 4 << 20;
 /// Shadow queries.
 const RAYS: usize = 1 << 20;
-/// Timed repetitions of the rasterizer, after one warm-up frame (the median is reported). Not
-/// fewer: for the first 100 ms or so after lavapipe's device is created, penumbra's frames run
-/// about 25 % slower (timed frame by frame: 12.5 ms, then 10.1 ms from the ninth frame on), so
-/// with nine frames that spell set the median. Both sides draw this many frames.
+/// Timed repetitions of the rasterizer, after one warm-up frame (the median is reported). Both
+/// sides draw this many frames. penumbra's are timed before lavapipe's device exists: with the
+/// device made first, penumbra's frames ran about 25 % slower for the first 100 ms or so, and
+/// in half of the runs of stop 52 slow enough to move the median (7.9–8.4 ms against 5.6 ms;
+/// timed first, six runs of six took 5.2–5.5 ms).
 const FRAMES: usize = 25;
 /// Timed repetitions of the lookups and queries, after one warm-up (the median is reported).
 const REPS: usize = 5;
@@ -580,8 +581,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         unsafe { std::env::set_var("LP_NUM_THREADS", "1") };
     }
     let lp_threads = std::env::var("LP_NUM_THREADS").unwrap_or_default();
-    let gpu = Lavapipe::new()?;
-    println!("lavapipe: {} (LP_NUM_THREADS={lp_threads})", gpu.name);
     let (mesh, view_proj) = scene();
     let tris = mesh.triangle_count();
     let mut table = Table(Vec::new());
@@ -601,6 +600,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let ours = median(times);
+    let gpu = Lavapipe::new()?;
+    println!("lavapipe: {} (LP_NUM_THREADS={lp_threads})", gpu.name);
     let (gpu_map, theirs) = gpu.raster(&mesh, view_proj);
     table.row(
         "raster 100k tris → 2048² D32 (ms; tris/s)",
