@@ -10,8 +10,8 @@
 //! and weights are the scalar path's bits. A receiver any lane cannot follow (a texel
 //! coordinate that is not finite, where the filter falls back to one bilinear comparison) is
 //! recorded by the scalar path whole. In the 10,000-probe flight the first pass and its
-//! recording had been 12 % of the frame's CPU time; with the lanes the frame takes 4–6 %
-//! less (benches/README.md).
+//! recording had been 12 % of the frame's CPU time; with the lanes the frame's CPU time is
+//! 4–6 % lower, its wall time 5 % (benches/README.md).
 
 use std::arch::x86_64::*;
 
