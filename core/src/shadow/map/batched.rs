@@ -467,6 +467,18 @@ impl Sorted {
         )
     }
 
+    /// Lists a grid of `n` taps routed whole to slice `s` (its taps already listed there),
+    /// with its first and last taps' flushed coordinates `corners`: where one is not finite,
+    /// the slice's tiles are marked tap by tap instead.
+    fn push_grid(&mut self, s: usize, n: u16, corners: [f32; 4]) {
+        self.grids.push((s as u16, n));
+        if corners.iter().all(|c| c.is_finite()) {
+            self.corners[s].push(corners);
+        } else {
+            self.by_corners[s] = false;
+        }
+    }
+
     /// Where the recording stands: grids and lookups routed one by one so far (the end of one
     /// item's lookups, for [`Answers::skip_zeros`]).
     pub(crate) fn recorded(&self) -> (u32, u32) {
@@ -815,15 +827,9 @@ impl ShadowMap {
             }
             return;
         };
-        sorted.grids.push((s as u16, n));
         let uv = &sorted.uv[s];
         let (first, last) = (uv[uv.len() - taps.len()], uv[uv.len() - 1]);
-        let corners = [first[0], first[1], last[0], last[1]];
-        if corners.iter().all(|c| c.is_finite()) {
-            sorted.corners[s].push(corners);
-        } else {
-            sorted.by_corners[s] = false;
-        }
+        sorted.push_grid(s, n, [first[0], first[1], last[0], last[1]]);
     }
 
     /// `sort_more`'s shortcut: taps on one 2D slice that has a batch, routed together (their
@@ -906,13 +912,7 @@ impl ShadowMap {
             uv.extend(u.map(|col| [col, row]));
         }
         sorted.refs[s].extend([depth; 9]);
-        sorted.grids.push((s as u16, 9));
-        let corners = [u[0], v[0], u[2], v[2]];
-        if corners.iter().all(|c| c.is_finite()) {
-            sorted.corners[s].push(corners);
-        } else {
-            sorted.by_corners[s] = false;
-        }
+        sorted.push_grid(s, 9, [u[0], v[0], u[2], v[2]]);
     }
 
     /// Routes one lookup after those `sorted` holds; `hint`: how many lookups the call
@@ -962,6 +962,19 @@ mod tests {
     use crate::desc::AddressMode;
     use crate::shadow::{Light, Occluder, Scene, ShadowMap, shadow_sampler};
 
+    /// The maps the sorting tests route on: a cascaded one (2D slices with batches), a cube
+    /// and a mirrored 2D map (no batch).
+    fn sorting_lights() -> [Light; 3] {
+        let down = Vec3::new(0.3, -1.0, 0.2);
+        let mut mirrored = Light::directional(down, 1.0);
+        mirrored.sampler = shadow_sampler(mirrored.depth, AddressMode::Mirror);
+        [
+            Light::cascaded(down, Vec3::ZERO, vec![4.0, 8.0, 16.0], 1.0),
+            Light::point(Vec3::new(0.0, 4.0, 0.0), 20.0, 1.0),
+            mirrored,
+        ]
+    }
+
     /// An array coordinate for a 2D lookup on a map of `slices` slices: mostly a whole slice,
     /// else NaN, ±0 or denormal, past the last slice, negative, or between two.
     fn array_slice(rng: &mut penumbra_testkit::Rng, slices: f32) -> f32 {
@@ -1008,10 +1021,6 @@ mod tests {
     /// without batches (MIRROR takes the reference path).
     #[test]
     fn taps_sorted_group_by_group_sort_as_all_at_once() {
-        let mirrored = |mut light: Light| {
-            light.sampler = shadow_sampler(light.depth, AddressMode::Mirror);
-            light
-        };
         let mut scene = Scene::default();
         scene.add(Occluder::cuboid(
             Vec3::new(-10.0, -1.0, -10.0),
@@ -1021,14 +1030,8 @@ mod tests {
             Vec3::new(-1.0, 0.0, -1.0),
             Vec3::new(1.0, 2.0, 1.0),
         ));
-        let down = Vec3::new(0.3, -1.0, 0.2);
-        let lights = [
-            Light::cascaded(down, Vec3::ZERO, vec![4.0, 8.0, 16.0], 1.0),
-            Light::point(Vec3::new(0.0, 4.0, 0.0), 20.0, 1.0),
-            mirrored(Light::directional(down, 1.0)),
-        ];
         let mut rng = penumbra_testkit::Rng::xorshift64(0x736f_7274);
-        for light in lights {
+        for light in sorting_lights() {
             let map = ShadowMap::render(light.with_resolution(64), &scene).unwrap();
             let slices = map.view_proj().len() as f32;
             let coord = |rng: &mut penumbra_testkit::Rng| match rng.below_mod(12) {
@@ -1105,16 +1108,8 @@ mod tests {
     fn a_three_by_three_grid_records_as_its_nine_taps() {
         let mut scene = Scene::default();
         scene.add(Occluder::cuboid(Vec3::splat(-1.0), Vec3::splat(1.0)));
-        let down = Vec3::new(0.3, -1.0, 0.2);
-        let mut mirrored = Light::directional(down, 1.0);
-        mirrored.sampler = shadow_sampler(mirrored.depth, AddressMode::Mirror);
-        let lights = [
-            Light::cascaded(down, Vec3::ZERO, vec![4.0, 8.0, 16.0], 1.0),
-            Light::point(Vec3::new(0.0, 4.0, 0.0), 20.0, 1.0),
-            mirrored,
-        ];
         let mut rng = penumbra_testkit::Rng::xorshift64(0x3378_3367);
-        for light in lights {
+        for light in sorting_lights() {
             let map = ShadowMap::render(light.with_resolution(64), &scene).unwrap();
             let slices = map.view_proj().len() as f32;
             let coord = |rng: &mut penumbra_testkit::Rng| match rng.below_mod(10) {

@@ -116,12 +116,18 @@ pub(super) fn record_each<R>(
 ) {
     for (k, (r, o)) in part.iter().zip(out.iter_mut()).enumerate() {
         *o = factor.factor(record, r);
-        ends.push(record.0.recorded());
-        if k == 0 {
-            // Receivers make about as many taps each: room for the part's taps now, rather
-            // than a copy of them all at every doubling.
-            record.0.reserve_like(part.len());
-        }
+        recorded(record, ends, k, part.len());
+    }
+}
+
+/// After receiver `k` of a part of `len`: where the recording stands, into `ends`; after the
+/// first, room for the part's taps (receivers make about as many taps each: room now rather
+/// than a copy of them all at every doubling).
+#[inline]
+pub(super) fn recorded(record: &mut Record, ends: &mut Vec<(u32, u32)>, k: usize, len: usize) {
+    ends.push(record.0.recorded());
+    if k == 0 {
+        record.0.reserve_like(len);
     }
 }
 

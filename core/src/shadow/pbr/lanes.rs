@@ -15,7 +15,7 @@
 
 use std::arch::x86_64::*;
 
-use super::filters::{Record, castano_weighted};
+use super::filters::{Record, castano_weighted, recorded};
 use super::{PbrDirectional, PbrReceiver, mix};
 use crate::shadow::map::ShadowMap;
 
@@ -94,7 +94,7 @@ pub(super) fn record_part(
             tables.matrix[e][c] = m;
         }
     }
-    let mut first = true;
+    let mut k = 0;
     for (chunk, out) in part.chunks(LANES).zip(out.chunks_mut(LANES)) {
         // The scalar path's choices: each receiver's normal and cascade, and whether it blends
         // into the next.
@@ -127,25 +127,23 @@ pub(super) fn record_part(
             *o = match picks[j] {
                 None => 1.0,
                 Some((index, blend)) => {
-                    let scalar = nearer.kind[j] == Kind::Scalar
-                        || (blend.is_some()
-                            && farther.as_ref().is_some_and(|f| f.kind[j] == Kind::Scalar));
-                    match (scalar, blend, &farther) {
-                        (true, ..) => light.factor(record, map, r, super::PbrFilter::Gaussian),
-                        (false, Some(t), Some(farther)) => {
-                            let shadow = nearer.factor(record, map, j, index);
-                            mix(shadow, farther.factor(record, map, j, index + 1), t)
+                    // `farther` is there for every lane that blends.
+                    let far = blend.zip(farther.as_ref());
+                    if nearer.kind[j] == Kind::Scalar
+                        || far.is_some_and(|(_, f)| f.kind[j] == Kind::Scalar)
+                    {
+                        light.factor(record, map, r, super::PbrFilter::Gaussian)
+                    } else {
+                        let shadow = nearer.factor(record, map, j, index);
+                        match far {
+                            Some((t, f)) => mix(shadow, f.factor(record, map, j, index + 1), t),
+                            None => shadow,
                         }
-                        _ => nearer.factor(record, map, j, index),
                     }
                 }
             };
-            ends.push(record.0.recorded());
-            if first {
-                first = false;
-                // As the one-at-a-time loop: room for the part's taps after the first.
-                record.0.reserve_like(part.len());
-            }
+            recorded(record, ends, k, part.len());
+            k += 1;
         }
     }
     true
@@ -392,20 +390,16 @@ mod tests {
             let (mut ends_one, mut ends_many) = (Vec::new(), Vec::new());
             record_each(&factors, &mut one, part, &mut out_one, &mut ends_one);
             factors.record_part(&mut many, part, &mut out_many, &mut ends_many);
-            assert_eq!(
-                one.0.bits(),
-                many.0.bits(),
-                "part of {len} from {}",
-                start - len
-            );
+            let bits = one.0.bits();
+            assert_eq!(bits, many.0.bits(), "part of {len} from {}", start - len);
             assert_eq!(
                 out_one.iter().map(|f| f.to_bits()).collect::<Vec<_>>(),
                 out_many.iter().map(|f| f.to_bits()).collect::<Vec<_>>(),
                 "part of {len}"
             );
             assert_eq!(ends_one, ends_many, "part of {len}");
-            scalar_seen += one.0.bits().2.len();
-            lanes_seen += one.0.bits().3.len();
+            scalar_seen += bits.2.len();
+            lanes_seen += bits.3.len();
         }
         // Both kinds of lookups were recorded: grids from the lanes, and the scalar
         // fallback's single comparisons (routed one by one).
